@@ -1,0 +1,100 @@
+"""What every importer produces: plain records checked field by field, each knowing where it came from."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ImportFormatError(ValueError):
+    """Bad input. The message names the file, the line (or row) and the field."""
+
+    def __init__(self, *, file: str, line: int | None, field: str | None, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.field = field
+        where = file if line is None else f"{file}, line {line}"
+        if field:
+            where += f", field '{field}'"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    file: str
+    line: int | None
+    field: str = ""
+
+    def error(self, message: str, field: str | None = None) -> ImportFormatError:
+        """An error at this origin; `field` is relative to the origin's own field, if it has one."""
+        full = ".".join(part for part in (self.field, field) if part)
+        return ImportFormatError(file=self.file, line=self.line, field=full or None, message=message)
+
+
+@dataclass(slots=True)
+class SpanRecord:
+    start: int
+    end: int
+    label: str
+
+
+@dataclass(slots=True)
+class LabelRecord:
+    """One external annotator's complete judgement of one summary in one task.
+
+    `label` judges the whole summary, `units` judges numbered units, `spans` marks character spans
+    (an empty list means the annotator marked nothing).
+    """
+
+    annotator: str
+    task: str
+    origin: Origin
+    label: str | None = None
+    units: list[tuple[int, str]] = field(default_factory=list)
+    spans: list[SpanRecord] | None = None
+    comment: str = ""
+
+
+@dataclass(slots=True)
+class SummaryRecord:
+    external_id: str
+    system: str
+    text: str
+    origin: Origin
+    is_reference: bool = False
+    human_scores: dict[str, float] = field(default_factory=dict)
+    metric_scores: dict[str, float] = field(default_factory=dict)
+    labels: list[LabelRecord] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    # Set when the summary is added to a document defined elsewhere (another line or the database).
+    document_id: str | None = None
+
+
+@dataclass(slots=True)
+class DocumentRecord:
+    external_id: str
+    text: str
+    origin: Origin
+    title: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+    summaries: list[SummaryRecord] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ImportBatch:
+    """Everything one import run will write: documents with their summaries, plus summaries for existing documents."""
+
+    source_format: str
+    documents: list[DocumentRecord] = field(default_factory=list)
+    loose_summaries: list[SummaryRecord] = field(default_factory=list)
+
+
+def finite_score(value: Any, origin: Origin, field_name: str) -> float:
+    """A score must be a finite number (bool is rejected: JSON true is not a score)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise origin.error(f"expected a number, got {type(value).__name__} {value!r}", field_name)
+    number = float(value)
+    if not math.isfinite(number):
+        raise origin.error(f"expected a finite number, got {value!r}", field_name)
+    return number

@@ -1,0 +1,207 @@
+"""Corpus, studies and judgements.
+
+Data flows import -> score -> study/assign -> judge -> analyse -> export. These models only hold
+state; every write goes through annotations.services and every read through annotations.selectors.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import models
+
+
+class Dataset(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    source_format = models.CharField(max_length=50, help_text="import format that created the dataset")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=200)
+    title = models.CharField(max_length=300, blank=True)
+    text = models.TextField(blank=True, help_text="empty when the source only gave an id")
+    # [[start, end], ...] character offsets of each sentence, from the spaCy model in settings.
+    sentences = models.JSONField(default=list, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["dataset", "external_id"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "external_id"], name="document_unique_per_dataset")]
+
+    def __str__(self) -> str:
+        return self.title or f"{self.dataset.name} / {self.external_id}"
+
+
+class Summary(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="summaries")
+    # Unique within the document; importers default it to the system name.
+    external_id = models.CharField(max_length=200)
+    system = models.CharField(max_length=100)
+    text = models.TextField(blank=True)
+    sentences = models.JSONField(default=list, blank=True)
+    is_reference = models.BooleanField(default=False)
+    meta = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["document", "external_id"]
+        verbose_name_plural = "summaries"
+        constraints = [models.UniqueConstraint(fields=["document", "external_id"], name="summary_unique_per_document")]
+        indexes = [models.Index(fields=["system"])]
+
+    def __str__(self) -> str:
+        return f"{self.document} / {self.system}"
+
+
+class HumanScore(models.Model):
+    """An imported gold score, e.g. Maynez et al.'s "Faithful" or FRANK's "Factuality"."""
+
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="human_scores")
+    name = models.CharField(max_length=100)
+    value = models.FloatField()
+    source = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["summary", "name"]
+        constraints = [models.UniqueConstraint(fields=["summary", "name"], name="human_score_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value:g}"
+
+
+class MetricScore(models.Model):
+    """An imported scalar metric score, e.g. FRANK's FactCC output. Computed scores live in scoring.Explanation."""
+
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="metric_scores")
+    name = models.CharField(max_length=100)
+    value = models.FloatField()
+    source = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["summary", "name"]
+        constraints = [models.UniqueConstraint(fields=["summary", "name"], name="metric_score_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value:g}"
+
+
+class Study(models.Model):
+    class Kind(models.TextChoices):
+        STUDY = "study", "Annotation study"
+        IMPORTED = "imported", "Imported judgements"
+
+    name = models.CharField(max_length=200)
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="studies")
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.STUDY)
+    description = models.TextField(blank=True)
+    annotators_per_item = models.PositiveSmallIntegerField(default=3)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    researchers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="researched_studies", blank=True)
+    annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="annotated_studies", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StudyTask(models.Model):
+    """One task of a study (e.g. the BERTScore word task) with its guidelines."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="tasks")
+    task = models.CharField(max_length=50)
+    guidelines = models.TextField(blank=True)
+    guidelines_version = models.PositiveIntegerField(default=1)
+    # The explanation configuration whose payload defines the units (e.g. which BERTScore alignments).
+    explanation_config_hash = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["study", "task"]
+        constraints = [models.UniqueConstraint(fields=["study", "task"], name="study_task_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.study} / {self.task}"
+
+
+class StudyItem(models.Model):
+    study_task = models.ForeignKey(StudyTask, on_delete=models.CASCADE, related_name="items")
+    summary = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="study_items")
+    # Frozen at study creation so that judgements always refer to the evidence the annotator saw.
+    explanation = models.ForeignKey(
+        "scoring.Explanation", on_delete=models.PROTECT, null=True, blank=True, related_name="study_items"
+    )
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["study_task", "position"]
+        constraints = [models.UniqueConstraint(fields=["study_task", "summary"], name="study_item_unique_summary")]
+
+    def __str__(self) -> str:
+        return f"{self.study_task} / {self.summary}"
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "To do"
+        SUBMITTED = "submitted", "Done"
+
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ASSIGNED)
+    position = models.PositiveIntegerField(default=0, help_text="order in the annotator's queue")
+    comment = models.TextField(blank=True)
+    time_spent = models.FloatField(default=0.0, help_text="seconds of active work, summed over visits")
+    guidelines_version = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["annotator", "position"]
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_annotator")]
+        indexes = [models.Index(fields=["annotator", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.item} -> {self.annotator}"
+
+
+class Judgement(models.Model):
+    """One label on one unit (a word, a question, a sentence or a span) of an assignment."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgements")
+    unit_index = models.PositiveIntegerField()
+    unit_text = models.TextField(blank=True)
+    label = models.CharField(max_length=50)
+    # Character offsets in the summary for span units (hallucinated spans); null for other units.
+    start = models.PositiveIntegerField(null=True, blank=True)
+    end = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["assignment", "unit_index"]
+        constraints = [models.UniqueConstraint(fields=["assignment", "unit_index"], name="judgement_unique_unit")]
+
+    def __str__(self) -> str:
+        return f"{self.assignment} #{self.unit_index}: {self.label}"
+
+
+class AnnotatorAccount(User):
+    """The admin's "Annotators" page: people in the annotator role (a proxy over the user model)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "annotator"

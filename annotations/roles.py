@@ -1,0 +1,32 @@
+"""Roles are Django groups; admins are superusers. External annotators hold imported crowd labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ADMIN = "admin"
+RESEARCHER = "researcher"
+ANNOTATOR = "annotator"
+EXTERNAL = "external"
+ROLES = (ADMIN, RESEARCHER, ANNOTATOR)
+
+
+def user_has_role(user: Any, role: str) -> bool:
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if role == ADMIN:
+        return bool(user.is_superuser)
+    # Group names are cached on the user object for the request: pages ask several times.
+    cached = getattr(user, "_faithanno_groups", None)
+    if cached is None:
+        cached = set(user.groups.values_list("name", flat=True))
+        user._faithanno_groups = cached
+    return role in cached
+
+
+def user_is_researcher(user: Any) -> bool:
+    return user_has_role(user, ADMIN) or user_has_role(user, RESEARCHER)
+
+
+def user_is_annotator(user: Any) -> bool:
+    return user_has_role(user, ANNOTATOR)
