@@ -1,0 +1,41 @@
+"""Streaming writers for exports: rows in, text chunks out, so memory stays flat for any size."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+
+def csv_chunks(rows: Iterable[dict[str, Any]], fields: Sequence[str], rows_per_chunk: int = 500) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(fields), extrasaction="raise")
+    writer.writeheader()
+    pending = 0
+    for row in rows:
+        writer.writerow(
+            {key: json.dumps(value) if isinstance(value, dict | list) else value for key, value in row.items()}
+        )
+        pending += 1
+        if pending >= rows_per_chunk:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+            pending = 0
+    yield buffer.getvalue()
+
+
+def jsonl_chunks(rows: Iterable[dict[str, Any]], rows_per_chunk: int = 500) -> Iterator[str]:
+    lines: list[str] = []
+    for row in rows:
+        lines.append(json.dumps(row, ensure_ascii=False))
+        if len(lines) >= rows_per_chunk:
+            yield "\n".join(lines) + "\n"
+            lines = []
+    if lines:
+        yield "\n".join(lines) + "\n"
+
+
+EXPORT_FORMATS = {"csv": "text/csv", "jsonl": "application/x-ndjson"}

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotations.exports import EXPORT_FORMATS, csv_chunks, jsonl_chunks
+from annotations.models import Study
+from annotations.selectors import EXPORT_FIELDS, study_judgement_rows
+
+
+class Command(BaseCommand):
+    help = "Write every judgement of a study as CSV or JSON lines (streamed)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--study", type=int, required=True)
+        parser.add_argument("--format", choices=sorted(EXPORT_FORMATS), default="csv", dest="format_name")
+        parser.add_argument("--output", type=Path, help="file to write (default: standard output)")
+
+    def handle(self, *args: Any, study: int, format_name: str, output: Path | None, **options: Any) -> None:
+        try:
+            study_obj = Study.objects.select_related("dataset").get(pk=study)
+        except Study.DoesNotExist:
+            raise CommandError(f"No study with id {study}.") from None
+        rows = study_judgement_rows(study=study_obj)
+        chunks = csv_chunks(rows, EXPORT_FIELDS) if format_name == "csv" else jsonl_chunks(rows)
+        if output is None:
+            for chunk in chunks:
+                self.stdout.write(chunk, ending="")
+            return
+        with output.open("w", encoding="utf-8", newline="") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
