@@ -1,0 +1,30 @@
+"""The Django admin, answering 403 to signed-in people who are not staff instead of a login redirect."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+
+
+class FaithAnnoAdminSite(admin.AdminSite):
+    site_header = "FaithAnno administration"
+    site_title = "FaithAnno admin"
+
+    def admin_view(self, view: Callable[..., HttpResponse], cacheable: bool = False) -> Callable[..., HttpResponse]:
+        inner = super().admin_view(view, cacheable)
+
+        def guarded(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if request.user.is_authenticated and not self.has_permission(request):
+                raise PermissionDenied("The admin is for administrators.")
+            return inner(request, *args, **kwargs)
+
+        return guarded
+
+    def login(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        if request.user.is_authenticated and not self.has_permission(request):
+            raise PermissionDenied("The admin is for administrators.")
+        return super().login(request, extra_context)
