@@ -1,0 +1,142 @@
+"""The cast and the shared fixtures of the suite.
+
+Cast: alice, bob and carol annotate; rita runs studies; ronald is another researcher; admin is the
+administrator. The suite runs against PostgreSQL only (DATABASE_URL), never the SQLite default.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser
+from django.test import Client
+
+from annotations import roles
+from annotations.importers import parse
+from annotations.models import Dataset
+from annotations.services.accounts import account_create
+from annotations.services.corpus import dataset_import
+
+DATA = Path(__file__).parent / "data"
+PASSWORD = "correct-horse-battery"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if "postgresql" not in engine:
+        raise pytest.UsageError(
+            f"The suite runs against PostgreSQL; DATABASE_URL gives {engine}. Run bin/test or set DATABASE_URL."
+        )
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    # PBKDF2's deliberate slowness costs a third of a second per account; the cast has six.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def encoder() -> Any:
+    """The packaged MiniLM cut at layer 4, loaded once per test process."""
+    from scoring.encoders import TokenEncoder
+
+    return TokenEncoder("packaged:minilm", 4)
+
+
+@pytest.fixture(scope="session")
+def nlp() -> Any:
+    from scoring.text import load_spacy
+
+    return load_spacy(settings.FAITHANNO_SPACY_MODEL)
+
+
+def make_user(username: str, role: str) -> AbstractUser:
+    user, _ = account_create(
+        username=username,
+        role=role,
+        password=PASSWORD,
+        email=f"{username}@example.org",
+        first_name=username.title(),
+    )
+    return user
+
+
+@pytest.fixture
+def alice(db: None) -> AbstractUser:
+    return make_user("alice", roles.ANNOTATOR)
+
+
+@pytest.fixture
+def bob(db: None) -> AbstractUser:
+    return make_user("bob", roles.ANNOTATOR)
+
+
+@pytest.fixture
+def carol(db: None) -> AbstractUser:
+    return make_user("carol", roles.ANNOTATOR)
+
+
+@pytest.fixture
+def rita(db: None) -> AbstractUser:
+    return make_user("rita", roles.RESEARCHER)
+
+
+@pytest.fixture
+def ronald(db: None) -> AbstractUser:
+    return make_user("ronald", roles.RESEARCHER)
+
+
+@pytest.fixture
+def admin_user(db: None) -> AbstractUser:
+    return make_user("admin", roles.ADMIN)
+
+
+def client_for(user: AbstractUser) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def small_dataset(db: None) -> Dataset:
+    """Three short news documents with two or three summaries each (tests/data/small.jsonl)."""
+    return dataset_import(name="small", batch=parse("jsonl", DATA / "small.jsonl")).dataset
+
+
+@pytest.fixture
+def scored_dataset(small_dataset: Dataset) -> Dataset:
+    from scoring.services import explanations_compute
+
+    explanations_compute(dataset=small_dataset)
+    return small_dataset
+
+
+@pytest.fixture
+def bertscore_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser) -> Any:
+    """rita's study: every scored summary of the small dataset, judged by alice and bob (k = 2)."""
+    from annotations.services.studies import study_create
+
+    return study_create(
+        name="Small study",
+        dataset=scored_dataset,
+        tasks=["bertscore"],
+        annotators=[alice, bob],
+        annotators_per_item=2,
+        created_by=rita,
+    ).study
+
+
+def units_of(assignment: Any) -> list[Any]:
+    from annotations.tasks import get_task
+
+    item = assignment.item
+    return get_task(item.study_task.task).units(summary_text=item.summary.text, payload=item.explanation.payload)

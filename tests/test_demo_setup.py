@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from annotations import roles
+from annotations.management.commands.demo_setup import DEMO_DATASET, DEMO_PASSWORD, DEMO_STUDY
+from annotations.models import Assignment, Document, Study, Summary
+from scoring.models import Explanation
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_sets_up_the_demo_once_and_prints_the_accounts() -> None:
+    out = io.StringIO()
+    call_command("demo_setup", "--url", "http://127.0.0.1:8123", stdout=out, stderr=io.StringIO())
+    text = out.getvalue()
+    assert "open http://127.0.0.1:8123/" in text and DEMO_PASSWORD in text
+    assert Document.objects.filter(dataset__name=DEMO_DATASET).count() == 20
+    assert Summary.objects.filter(document__dataset__name=DEMO_DATASET).count() == 100
+    assert Explanation.objects.filter(metric="bertscore", error="").count() == 100
+    users = get_user_model().objects
+    for name in ("alice", "bob", "carol"):
+        assert roles.user_is_annotator(users.get(username=name)) and users.get(username=name).check_password(
+            DEMO_PASSWORD
+        )
+    assert roles.user_has_role(users.get(username="rita"), roles.RESEARCHER)
+    assert users.get(username="admin").is_superuser
+    study = Study.objects.get(name=DEMO_STUDY)
+    assert Assignment.objects.filter(item__study_task__study=study).count() == 24
+    assert Study.objects.filter(kind=Study.Kind.IMPORTED, dataset__name=DEMO_DATASET).exists()
+
+    before = (Summary.objects.count(), Explanation.objects.count(), Assignment.objects.count(), users.count())
+    call_command("demo_setup", stdout=io.StringIO(), stderr=io.StringIO())
+    assert (
+        Summary.objects.count(),
+        Explanation.objects.count(),
+        Assignment.objects.count(),
+        users.count(),
+    ) == before
