@@ -191,3 +191,13 @@ def test_it_rolls_back_an_import_that_fails_after_writing_started(tmp_path: Path
 def test_it_reports_a_missing_file() -> None:
     with pytest.raises(CommandError, match="no such file or folder"):
         run_import(Path("/nonexistent/file.jsonl"))
+
+
+def test_it_imports_the_example_of_the_format_documentation(tmp_path: Path) -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "IMPORT_FORMATS.md").read_text()
+    example = docs.split("### Example", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    run_import(write_jsonl(tmp_path / "example.jsonl", [json.loads(line) for line in example.splitlines()]))
+    summary = Summary.objects.get(system="ModelA")
+    span = Judgement.objects.get(assignment__item__summary=summary, start__isnull=False)
+    assert summary.text[span.start : span.end] == "March 5, 1898"
+    assert Summary.objects.filter(system="ModelB").exists()

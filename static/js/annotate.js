@@ -261,6 +261,14 @@
     if (document.visibilityState === "visible" && Date.now() - lastActivity < 60000) activeSeconds += 1;
   }, 1000);
 
+  // The task description stays closed once an annotator has closed it (they know the steps by then).
+  const description = document.querySelector(".task-description");
+  const descriptionKey = "faithanno:description-closed";
+  if (description) {
+    if (localStorage.getItem(descriptionKey) === "1") description.open = false;
+    description.addEventListener("toggle", () => localStorage.setItem(descriptionKey, description.open ? "0" : "1"));
+  }
+
   loadDraft();
   commentEl.value = state.comment || "";
   for (const unit of units) paintUnit(unit.index);
