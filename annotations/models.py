@@ -188,6 +188,10 @@ class Judgement(models.Model):
     # Character offsets in the summary for span units (hallucinated spans); null for other units.
     start = models.PositiveIntegerField(null=True, blank=True)
     end = models.PositiveIntegerField(null=True, blank=True)
+    # A written explanation of this one label (the QAGS protocol asks for one per sentence).
+    note = models.TextField(blank=True)
+    # Task-specific structure that is not a label: e.g. a BUMP edit and its diff.
+    data = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -136,7 +136,6 @@ def bertscore_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractU
 
 
 def units_of(assignment: Any) -> list[Any]:
-    from annotations.tasks import get_task
+    from annotations.selectors.assignments import item_units
 
-    item = assignment.item
-    return get_task(item.study_task.task).units(summary_text=item.summary.text, payload=item.explanation.payload)
+    return item_units(assignment.item)

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotations.models import Assignment, Judgement, Study
-from annotations.selectors import EXPORT_FIELDS
+from annotations.selectors.exports import EXPORT_FIELDS
 from annotations.services.studies import assignment_submit
 from tests.conftest import client_for, units_of
 

@@ -13,6 +13,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from annotations.models import Assignment, Dataset, Judgement, Study, StudyItem, StudyTask, Summary
+from annotations.selectors.assignments import item_units
 from annotations.tasks import STUDY_TASKS, get_task
 from scoring.models import Explanation
 
@@ -29,14 +30,20 @@ class StudyPlan:
 
 
 def _explanations_for(task_key: str, summaries: Sequence[Summary], config_hash: str | None) -> dict[int, Explanation]:
-    """The explanation each summary shows in this task: the given configuration, or the newest one."""
-    metric = get_task(task_key).explanation_metric
-    if metric is None:
+    """The explanation each summary shows in this task: of the task's preferred metric that exists, with
+    the given configuration, else the newest one."""
+    metrics = get_task(task_key).explanation_metrics
+    if not metrics:
         return {}
-    queryset = Explanation.objects.filter(metric=metric, summary__in=summaries).order_by("created_at", "pk")
+    queryset = Explanation.objects.filter(metric__in=metrics, summary__in=summaries)
     if config_hash:
         queryset = queryset.filter(config_hash=config_hash)
-    return {explanation.summary_id: explanation for explanation in queryset}
+    chosen: dict[int, Explanation] = {}
+    rank = {metric: position for position, metric in enumerate(metrics)}
+    # Later rows win within a metric (newest configuration); a preferred metric always wins over a fallback.
+    for explanation in sorted(queryset, key=lambda e: (-rank[e.metric], e.created_at, e.pk)):
+        chosen[explanation.summary_id] = explanation
+    return chosen
 
 
 @transaction.atomic
@@ -110,7 +117,8 @@ def study_create(
             explanation = explanations.get(summary.pk)
             if explanation is not None:
                 payload = explanation.payload
-                if explanation.error or not task.units(summary_text=summary.text, payload=payload):
+                units = task.units(summary_text=summary.text, summary_sentences=summary.sentences, payload=payload)
+                if explanation.error or not units:
                     # Nothing to judge: an undefined score (e.g. an empty summary) or no content word.
                     skipped[task_key] = skipped.get(task_key, 0) + 1
                     continue
@@ -165,10 +173,8 @@ def assignments_distribute(*, study: Study, seed: int = 0) -> int:
 
 
 def _checked_labels(assignment: Assignment, labels: Mapping[int, str]) -> tuple[dict[int, str], dict[int, str]]:
-    item = assignment.item
-    task = get_task(item.study_task.task)
-    payload = item.explanation.payload if item.explanation_id else None
-    units = {unit.index: unit.text for unit in task.units(summary_text=item.summary.text, payload=payload)}
+    task = get_task(assignment.item.study_task.task)
+    units = {unit.index: unit.text for unit in item_units(assignment.item)}
     errors = []
     cleaned: dict[int, str] = {}
     for raw_index, label in labels.items():

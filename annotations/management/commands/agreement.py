@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.models import Study, StudyTask
-from annotations.selectors import study_agreement
+from annotations.selectors.studies import study_agreement
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.exports import jsonl_chunks
 from annotations.models import Dataset
-from annotations.selectors import dataset_jsonl_records
+from annotations.selectors.corpus import dataset_jsonl_records
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.exports import EXPORT_FORMATS, csv_chunks, jsonl_chunks
 from annotations.models import Study
-from annotations.selectors import EXPORT_FIELDS, study_judgement_rows
+from annotations.selectors.exports import EXPORT_FIELDS, study_judgement_rows
 
 
 class Command(BaseCommand):

@@ -1,0 +1,1 @@
+"""Web pages, one module per audience. Each view checks access, calls one selector or service, and renders."""
