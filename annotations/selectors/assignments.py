@@ -1,27 +1,36 @@
-"""Reads for annotators: their queue, their items, their labels."""
+"""Reads for annotators: their queue, their items, their own labels and the examples of a task."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractUser
 from django.db.models import QuerySet
 
-from annotations.models import Assignment, Study, StudyItem
+from annotations.models import Assignment, Study, StudyExample, StudyItem, StudyTask
 from annotations.tasks import Unit, get_task
 
 
 def assignment_for_user(*, assignment_id: int, user: AbstractUser) -> Assignment:
-    """Only the annotator's own assignment; anyone else's looks as if it did not exist."""
-    return Assignment.objects.select_related(
-        "item__study_task__study", "item__summary__document", "item__explanation"
-    ).get(pk=assignment_id, annotator=user)
+    """Only the annotator's own, live assignment; anyone else's looks as if it did not exist."""
+    return (
+        Assignment.objects.select_related("item__study_task__study", "item__summary__document", "item__explanation")
+        .exclude(status=Assignment.Status.RECLAIMED)
+        .get(pk=assignment_id, annotator=user)
+    )
 
 
 def assignments_for_annotator(*, user: AbstractUser) -> QuerySet[Assignment]:
-    """The annotator's queue across the studies they belong to, in the order work was handed out."""
+    """The annotator's queue across the studies they still belong to, in the order work was handed out."""
     return (
-        Assignment.objects.filter(annotator=user, item__study_task__study__kind=Study.Kind.STUDY)
+        Assignment.objects.filter(
+            annotator=user,
+            item__study_task__study__kind=Study.Kind.STUDY,
+            item__study_task__study__annotators=user,
+        )
+        .exclude(status=Assignment.Status.RECLAIMED)
         .select_related("item__study_task__study", "item__summary__document")
         .order_by("item__study_task__study__created_at", "item__study_task__study_id", "position", "pk")
     )
@@ -60,10 +69,43 @@ def judgements_by_unit(*, assignment: Assignment) -> dict[int, str]:
     return dict(assignment.judgements.values_list("unit_index", "label"))
 
 
-def item_units(item: StudyItem) -> list[Unit]:
-    """The units an annotator judges in this item, from its frozen explanation or its summary."""
+def saved_work(*, task_key: str, judgements: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Stored judgements in the shape the task views and drafts use: labels, notes, spans or an edit."""
+    task = get_task(task_key)
+    work: dict[str, Any] = {"labels": {}, "notes": {}, "spans": [], "edit": None}
+    for j in sorted(judgements, key=lambda j: j["unit_index"]):
+        if task.spans:
+            work["spans"].append({"start": j["start"], "end": j["end"], "label": j["label"]})
+        elif task.edit:
+            work["edit"] = {"text": j["data"].get("edited", ""), "label": j["label"], "note": j["note"]}
+        else:
+            work["labels"][str(j["unit_index"])] = j["label"]
+            if j["note"]:
+                work["notes"][str(j["unit_index"])] = j["note"]
+    return work
+
+
+def assignment_saved_work(*, assignment: Assignment) -> dict[str, Any]:
+    """The annotator's submitted work on an item (one query)."""
+    rows = assignment.judgements.values("unit_index", "label", "start", "end", "note", "data")
+    return saved_work(task_key=assignment.item.study_task.task, judgements=rows)
+
+
+def item_units(item: StudyItem | StudyExample) -> list[Unit]:
+    """The units an annotator judges in this item (or example), from its frozen explanation or its summary."""
     return get_task(item.study_task.task).units(
         summary_text=item.summary.text,
         summary_sentences=item.summary.sentences,
         payload=item.explanation.payload if item.explanation_id else None,
+        params=item.params,
+    )
+
+
+def task_examples(*, study_task: StudyTask) -> list[StudyExample]:
+    """The annotated examples of a task, in the order the researcher gave them."""
+    return list(
+        StudyExample.objects.filter(study_task=study_task)
+        .exclude(annotated_at=None)
+        .select_related("study_task", "summary__document", "explanation")
+        .order_by("position", "pk")
     )
