@@ -183,7 +183,8 @@ def study_create(
             if missing:
                 raise ValidationError(
                     {
-                        "tasks": f"{len(missing)} of {len(summaries)} summaries have no {task.explanation_metric} "
+                        "tasks": f"{len(missing)} of {len(summaries)} summaries have no "
+                        f"{' or '.join(task.explanation_metrics)} "
                         f'explanation; run: python manage.py score --dataset "{dataset.name}" '
                         f"--metric {task.explanation_metric}"
                     }
