@@ -101,7 +101,7 @@ def test_it_highlights_the_top_sentences_in_the_entailment_task(
     in_view = "el => { const r = el.getBoundingClientRect(), p = el.parentElement.getBoundingClientRect();"
     in_view += " return r.bottom > p.top && r.top < p.bottom; }"
     assert lit.first.evaluate(in_view)
-    for unit in units:
+    for _ in units:
         assert page.locator("#submit").is_disabled()
         assert f"of {len(units)} sentences still to judge" in page.locator("#remaining").text_content()
         page.keyboard.press("4")
@@ -137,7 +137,8 @@ def test_it_shows_feqa_follow_up_questions_only_when_they_apply(
     page.keyboard.press("2")  # minor problems
     page.keyboard.press("2")  # unfaithful
     assert question(3).is_visible()
-    assert page.locator("#submit").is_disabled() and "1 answer still missing" in page.locator("#remaining").text_content()
+    assert page.locator("#submit").is_disabled()
+    assert "1 answer still missing" in page.locator("#remaining").text_content()
     page.keyboard.press("2")  # contradiction
     assert page.locator("#submit").is_enabled()
     for _ in range(3):
@@ -216,8 +217,10 @@ def test_it_stores_a_bump_edit_with_its_diff_and_warns_when_it_is_not_minimal(
     assignment = open_item(page, live_server, alice, "bump")
     requested = assignment.item.params["error_type"]
     reference = assignment.item.summary.text
-    assert get_task("bump").units(summary_text=reference, params=assignment.item.params)[0].prompt.startswith(
-        "Introduce exactly one"
+    assert (
+        get_task("bump")
+        .units(summary_text=reference, params=assignment.item.params)[0]
+        .prompt.startswith("Introduce exactly one")
     )
     assert page.locator("#edited").evaluate("el => el === document.activeElement")
     assert page.locator("#submit").is_disabled()
@@ -241,25 +244,29 @@ def test_it_stores_a_bump_edit_with_its_diff_and_warns_when_it_is_not_minimal(
     assert [c["new"] for c in judgement.data["diff"]["changes"]] == ["Tuesday"]
 
 
+def pressed(selector: str) -> str:
+    """A script listing the values of the pressed choice buttons under `selector`."""
+    buttons = f"document.querySelectorAll('{selector} .choice[aria-pressed=true]')"
+    return f"Array.from({buttons}).map(b => b.dataset.value).join()"
+
+
+WORD_LABELS = (
+    "Array.from(document.querySelectorAll('button.unit')).slice(0, 2).map(b => "
+    "b.className.includes('label-dont_know') ? 'd' : b.className.includes('label-incorrect') ? 'i' : '-').join('')"
+)
+# task: (keys pressed on a fresh item, script that reads the state back, what it must read after the reload)
 RELOAD_CASES = {
-    # task: (keys pressed, script that reads the restored state back)
-    "bertscore": (["ArrowRight", "3", "2"], "Array.from(document.querySelectorAll('button.unit')).slice(0, 2)"
-                  ".map(b => b.className.includes('label-dont_know') ? 'd' : b.className.includes('label-incorrect') ? 'i' : '-').join('')"),
-    "qgqa": (["2"], "Array.from(document.querySelectorAll('.statement .choice[aria-pressed=true]')).map(b => b.dataset.value).join()"),
-    "entailment": (["2"], "document.querySelector('.choices .choice[aria-pressed=true]').dataset.value"),
-    "sentence_consistency": (["1", "o", "k"], "document.querySelector('.note').value + '|' + document.querySelector('.choice[aria-pressed=true]').dataset.value"),
-    "feqa": (["1", "1"], "Array.from(document.querySelectorAll('.question:not([hidden]) .choice[aria-pressed=true]')).map(b => b.dataset.value).join()"),
-    "hallucination_spans": (["2"], "document.querySelectorAll('#span-list li').length + '|' + document.querySelector('#span-list select').value"),
-    "bump": (["End", "!", "!"], "document.getElementById('edited').value.slice(-2)"),
-}
-RELOAD_EXPECTED = {
-    "bertscore": "di",
-    "qgqa": "incorrect",
-    "entailment": "few",
-    "sentence_consistency": "ok|yes",
-    "feqa": "meaningful,grammatical",
-    "hallucination_spans": "1|extrinsic",
-    "bump": "!!",
+    "bertscore": (["ArrowRight", "3", "2"], WORD_LABELS, "di"),
+    "qgqa": (["2"], pressed(".statement"), "incorrect"),
+    "entailment": (["2"], pressed(".judge"), "few"),
+    "sentence_consistency": (["1", "o", "k"], "document.querySelector('.note').value + '|' + " + pressed(""), "ok|yes"),
+    "feqa": (["1", "1"], pressed(".question:not([hidden])"), "meaningful,grammatical"),
+    "hallucination_spans": (
+        ["2"],
+        "document.querySelectorAll('#span-list li').length + '|' + document.querySelector('#span-list select').value",
+        "1|extrinsic",
+    ),
+    "bump": (["End", "!", "!"], "document.getElementById('edited').value.slice(-2)", "!!"),
 }
 
 
@@ -267,14 +274,14 @@ RELOAD_EXPECTED = {
 def test_it_keeps_drafts_across_a_reload_and_on_another_device(
     live_server: Any, browser: Any, page: Any, task_study: Study, alice: AbstractUser, task: str
 ) -> None:
-    keys, read_back = RELOAD_CASES[task]
+    keys, read_back, expected = RELOAD_CASES[task]
     assignment = open_item(page, live_server, alice, task)
     for key in keys:
         page.keyboard.press(key)
     page.wait_for_function("document.getElementById('save-status').textContent === 'Draft saved.'")
     page.reload()
     page.wait_for_selector("#submit")
-    assert page.evaluate(read_back) == RELOAD_EXPECTED[task]
+    assert page.evaluate(read_back) == expected
     assert "Restored" in page.locator("#save-status").text_content()
 
     # Another device (no browser storage) continues from the server's copy.
@@ -283,7 +290,7 @@ def test_it_keeps_drafts_across_a_reload_and_on_another_device(
         second = other.new_page()
         open_as(second, live_server.url, alice, f"/annotate/{assignment.pk}/")
         second.wait_for_selector("#submit")
-        assert second.evaluate(read_back) == RELOAD_EXPECTED[task]
+        assert second.evaluate(read_back) == expected
     finally:
         other.close()
     assert not Judgement.objects.filter(assignment=assignment).exists()  # a draft is not a submission
