@@ -327,3 +327,32 @@ def test_it_creates_and_runs_a_study_from_the_researchers_pages(
     assert client.post(reverse("study_reclaim", args=[study.pk])).status_code == 302
     for url in (reverse("study_settings", args=[study.pk]), reverse("study_annotators", args=[study.pk])):
         assert client_for(alice).post(url, {"annotators_per_item": 1}).status_code == 403
+
+
+def test_it_chooses_controversial_items_from_the_command_line(scored_records: Dataset, alice: AbstractUser) -> None:
+    out = io.StringIO()
+    call_command(
+        "create_study",
+        "--dataset",
+        "scored",
+        "--name",
+        "cli",
+        "--task",
+        "feqa",
+        "--annotators",
+        "alice",
+        "--k",
+        "1",
+        "--controversial",
+        "2",
+        "--human-score",
+        "Faithful",
+        "--metric",
+        "M",
+        "--max-sentences",
+        "2",
+        stdout=out,
+    )
+    assert "2 items, 2 assignments" in out.getvalue()
+    assert "2 of 6 summaries left out: their documents have more than 2 sentences" in out.getvalue()
+    assert chosen(Study.objects.get(name="cli")) == {("short2", "A"), ("short1", "A")}
