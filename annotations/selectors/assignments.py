@@ -31,7 +31,21 @@ def assignments_for_annotator(*, user: AbstractUser) -> QuerySet[Assignment]:
             item__study_task__study__annotators=user,
         )
         .exclude(status=Assignment.Status.RECLAIMED)
-        .select_related("item__study_task__study", "item__summary__document")
+        # Document.__str__ falls back to the dataset's name when a document has no title.
+        .select_related("item__study_task__study", "item__summary__document__dataset")
+        # Lists show names, not texts: leave the long columns in the database.
+        .defer(
+            "draft",
+            "comment",
+            "item__summary__text",
+            "item__summary__sentences",
+            "item__summary__meta",
+            "item__summary__document__text",
+            "item__summary__document__sentences",
+            "item__summary__document__meta",
+            "item__study_task__study__selection",
+            "item__study_task__study__description",
+        )
         .order_by("item__study_task__study__created_at", "item__study_task__study_id", "position", "pk")
     )
 
@@ -61,8 +75,14 @@ def assignment_queue_position(*, assignment: Assignment) -> QueuePosition:
     )
 
 
-def assignment_next_open(*, user: AbstractUser) -> Assignment | None:
-    return assignments_for_annotator(user=user).filter(status=Assignment.Status.ASSIGNED).first()
+def assignment_next_open_id(*, user: AbstractUser) -> int | None:
+    """The first item still to do in the annotator's queue (only its id: the joins stay small)."""
+    return (
+        assignments_for_annotator(user=user)
+        .filter(status=Assignment.Status.ASSIGNED)
+        .values_list("pk", flat=True)
+        .first()
+    )
 
 
 def judgements_by_unit(*, assignment: Assignment) -> dict[int, str]:

@@ -6,8 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractUser
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Q, QuerySet, Sum
 
 from annotations import roles
 from annotations.analysis.agreement import FleissKappa, fleiss_kappa
@@ -81,21 +80,21 @@ class TaskProgress:
 
 
 def study_task_progress(*, study: Study) -> dict[int, TaskProgress]:
-    """Per study task: items, items with k submitted judgements, assignments done; two queries."""
-    submitted = (
-        Assignment.objects.filter(item=OuterRef("pk"), status=Assignment.Status.SUBMITTED)
-        .order_by()
-        .values("item")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    items = {
-        row["study_task"]: row
-        for row in StudyItem.objects.filter(study_task__study=study)
-        .annotate(done=Coalesce(Subquery(submitted), 0))
+    """Per study task: items, items with k submitted judgements, assignments done; three grouped queries."""
+    items = dict(
+        StudyItem.objects.filter(study_task__study=study)
         .values("study_task")
-        .annotate(n=Count("id"), complete=Count("id", filter=Q(done__gte=study.annotators_per_item)))
-    }
+        .annotate(n=Count("id"))
+        .values_list("study_task", "n")
+    )
+    complete: dict[int, int] = defaultdict(int)
+    for task_id, submitted in (
+        Assignment.objects.filter(item__study_task__study=study, status=Assignment.Status.SUBMITTED)
+        .values("item__study_task", "item")
+        .annotate(n=Count("id"))
+        .values_list("item__study_task", "n")
+    ):
+        complete[task_id] += submitted >= study.annotators_per_item
     work = {
         row["item__study_task"]: row
         for row in Assignment.objects.filter(item__study_task__study=study)
@@ -108,13 +107,13 @@ def study_task_progress(*, study: Study) -> dict[int, TaskProgress]:
     return {
         task_id: TaskProgress(
             study_task_id=task_id,
-            items=row["n"],
-            complete_items=row["complete"],
+            items=n,
+            complete_items=complete[task_id],
             assignments=work.get(task_id, {}).get("n", 0),
             done=work.get(task_id, {}).get("done", 0),
             seconds=work.get(task_id, {}).get("seconds") or 0.0,
         )
-        for task_id, row in items.items()
+        for task_id, n in items.items()
     }
 
 

@@ -523,12 +523,13 @@ def assignment_submit(
     return locked
 
 
-def assignment_draft_save(*, assignment: Assignment, user: AbstractUser, draft: Any) -> datetime:
-    """Keep unsubmitted work on the server (one UPDATE); a reload or another device continues from it.
+def assignment_draft_save(*, assignment_id: int, user: AbstractUser, draft: Any) -> datetime:
+    """Keep unsubmitted work on the server; a reload or another device continues from it.
 
-    Drafts are partial by nature, so only their shape and size are checked; the submission checks the rest.
+    Drafts are saved with every change, so this is one UPDATE. They are partial by nature: only their
+    shape and size are checked; the submission checks the rest. Raises Assignment.DoesNotExist for an
+    unknown id and PermissionDenied for someone else's or a reclaimed assignment.
     """
-    _writable(assignment, user)
     if not isinstance(draft, dict):
         raise ValidationError("draft: give an object")
     size = len(json.dumps(draft))
@@ -536,12 +537,12 @@ def assignment_draft_save(*, assignment: Assignment, user: AbstractUser, draft: 
         raise ValidationError(f"draft: {size} bytes; at most {MAX_DRAFT_BYTES}")
     now = timezone.now()
     updated = (
-        Assignment.objects.filter(pk=assignment.pk, annotator=user)
+        Assignment.objects.filter(pk=assignment_id, annotator=user)
         .exclude(status=RECLAIMED)
         .update(draft=draft, draft_saved_at=now, touched_at=now, updated_at=now)
     )
     if not updated:
-        raise PermissionDenied("This item was given to another annotator after it stayed untouched.")
+        _writable(Assignment.objects.only("annotator_id", "status").get(pk=assignment_id), user)
     return now
 
 

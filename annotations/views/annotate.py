@@ -40,16 +40,16 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def annotate_next(request: HttpRequest) -> HttpResponse:
-    assignment = selectors.assignment_next_open(user=request.user)
-    if assignment is None:
+    assignment_id = selectors.assignment_next_open_id(user=request.user)
+    if assignment_id is None:
         # Nothing left here: take over work that others left untouched for longer than their study allows.
         for study in Study.objects.filter(annotators=request.user).exclude(reclaim_after_hours=None):
             assignments_reclaim(study=study)
-        assignment = selectors.assignment_next_open(user=request.user)
-    if assignment is None:
+        assignment_id = selectors.assignment_next_open_id(user=request.user)
+    if assignment_id is None:
         messages.success(request, "Everything assigned to you is done. Thank you!")
         return redirect("dashboard")
-    return redirect("annotate", assignment_id=assignment.pk)
+    return redirect("annotate", assignment_id=assignment_id)
 
 
 def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
@@ -140,12 +140,12 @@ def annotate_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
         return JsonResponse({"errors": [str(exc)]}, status=403)
     except ValidationError as exc:
         return JsonResponse({"errors": exc.messages}, status=400)
-    following = selectors.assignment_next_open(user=request.user)
+    following = selectors.assignment_next_open_id(user=request.user)
     return JsonResponse(
         {
             "status": saved.status,
             "judged": saved.judgements.count(),
-            "next": reverse("annotate", args=[following.pk]) if following else reverse("dashboard"),
+            "next": reverse("annotate", args=[following]) if following else reverse("dashboard"),
         }
     )
 
@@ -153,13 +153,14 @@ def annotate_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def annotate_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = _assignment_or_404(assignment_id)
     body = json_body(request)
     if isinstance(body, JsonResponse):
         return body
     draft = body.get("draft")
     try:
-        saved_at = assignment_draft_save(assignment=assignment, user=request.user, draft=draft)
+        saved_at = assignment_draft_save(assignment_id=assignment_id, user=request.user, draft=draft)
+    except Assignment.DoesNotExist:
+        raise Http404("No such item.") from None
     except PermissionDenied as exc:
         return JsonResponse({"errors": [str(exc)]}, status=403)
     except ValidationError as exc:
@@ -167,8 +168,10 @@ def annotate_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
     answer = {"savedAt": saved_at.isoformat()}
     task_part = draft.get("task") if isinstance(draft.get("task"), dict) else {}
     edited = task_part["edit"].get("text") if isinstance(task_part.get("edit"), dict) else None
-    if get_task(assignment.item.study_task.task).edit and isinstance(edited, str):
+    if isinstance(edited, str):
         # The minimal-edit check runs on the server only, so the warning shown is the one the data will get.
-        answer["diff"] = edit_diff(assignment.item.summary.text, edited).as_dict()
-        answer["edited"] = edited
+        assignment = _assignment_or_404(assignment_id)
+        if get_task(assignment.item.study_task.task).edit:
+            answer["diff"] = edit_diff(assignment.item.summary.text, edited).as_dict()
+            answer["edited"] = edited
     return JsonResponse(answer)
