@@ -125,8 +125,10 @@
       statusEl.textContent = "Restored your unsubmitted work on this item.";
     }
 
+    const unitByIndex = new Map((state.units || []).map((unit) => [unit.index, unit]));
     const frame = {
       state,
+      unitByIndex,
       draft: restored ? restored.task : null,
       saved: state.saved || { labels: {}, notes: {}, spans: [], edit: null },
       renderText,
@@ -144,6 +146,41 @@
       },
       scrollIntoView(el) {
         if (el) el.scrollIntoView({ block: "center", inline: "nearest" });
+      },
+      // The labels to start from: the restored draft, else the submitted work; only valid ones survive.
+      initialLabels() {
+        const source = (frame.draft || frame.saved).labels || {};
+        const labels = new Map();
+        for (const [key, value] of Object.entries(source)) {
+          const unit = unitByIndex.get(Number(key));
+          if (unit && unit.choices.some((choice) => choice.value === value)) labels.set(Number(key), value);
+        }
+        return labels;
+      },
+      // What is still missing when every unit needs a label ("3 of 10 words still to judge").
+      missingLabels(labels, noun) {
+        const units = state.units;
+        const count = units.filter((unit) => !labels.has(unit.index)).length;
+        if (!units.length) return { count: 1, text: "Nothing to judge here." };
+        return {
+          count,
+          text: count ? count + " of " + units.length + " " + noun + " still to judge" : "All " + units.length + " " + noun + " judged",
+        };
+      },
+      // The unit `step` places after (or before) `current` in `units`, wrapping around.
+      stepUnit(units, current, step) {
+        if (!units.length) return null;
+        const position = current === null ? (step > 0 ? -1 : 0) : units.findIndex((unit) => unit.index === current);
+        return units[(position + step + units.length) % units.length].index;
+      },
+      // The next unit after `current` without a label, wrapping around; null when all have one.
+      nextUnlabelled(units, labels, current) {
+        const start = current === null ? 0 : units.findIndex((unit) => unit.index === current) + 1;
+        for (let offset = 0; offset < units.length; offset++) {
+          const unit = units[(start + offset) % units.length];
+          if (!labels.has(unit.index)) return unit.index;
+        }
+        return null;
       },
     };
 

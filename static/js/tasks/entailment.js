@@ -7,13 +7,8 @@
   FaithAnno.register("entailment", (frame) => {
     const state = frame.state;
     const units = state.units;
-    const byIndex = new Map(units.map((u) => [u.index, u]));
-    const values = new Set(state.choices.map((c) => c.value));
-    const labels = new Map();
-    const initial = frame.draft ? frame.draft.labels : frame.saved.labels;
-    for (const [key, value] of Object.entries(initial || {})) {
-      if (byIndex.has(Number(key)) && values.has(value)) labels.set(Number(key), value);
-    }
+    const byIndex = frame.unitByIndex;
+    const labels = frame.initialLabels();
     const sourceEl = document.getElementById("source");
     const summaryEl = document.getElementById("summary");
     const infoEl = document.getElementById("focus-info");
@@ -73,9 +68,7 @@
       frame.pressChoice(choices, labels.get(index));
     }
     function move(step) {
-      if (!units.length) return;
-      const position = current === null ? (step > 0 ? -1 : 0) : units.findIndex((u) => u.index === current);
-      unitButton(units[(position + step + units.length) % units.length].index).focus();
+      if (units.length) unitButton(frame.stepUnit(units, current, step)).focus();
     }
     function choose(value) {
       if (current === null) return false;
@@ -83,9 +76,9 @@
       paint(current);
       frame.pressChoice(choices, value);
       frame.changed();
-      const open = units.find((u) => !labels.has(u.index));
-      if (!open) frame.focusSubmit();
-      else unitButton(open.index).focus();
+      const open = frame.nextUnlabelled(units, labels, current);
+      if (open === null) frame.focusSubmit();
+      else unitButton(open).focus();
     }
 
     for (const unit of units) paint(unit.index);
@@ -97,13 +90,7 @@
       ],
       start: () => units.length && unitButton((units.find((u) => !labels.has(u.index)) || units[0]).index).focus(),
       snapshot: () => ({ labels: Object.fromEntries(labels) }),
-      missing() {
-        const count = units.filter((u) => !labels.has(u.index)).length;
-        return {
-          count: units.length ? count : 1,
-          text: count ? count + " of " + units.length + " sentences still to judge" : "All " + units.length + " sentences judged",
-        };
-      },
+      missing: () => frame.missingLabels(labels, "sentences"),
       submission: () => ({ labels: Object.fromEntries(labels) }),
     };
   });

@@ -6,14 +6,9 @@
   FaithAnno.register("qgqa", (frame) => {
     const state = frame.state;
     const units = state.units;
-    const byIndex = new Map(units.map((u) => [u.index, u]));
+    const byIndex = frame.unitByIndex;
     const questionCount = units.length / 2;
-    const labels = new Map();
-    const initial = frame.draft ? frame.draft.labels : frame.saved.labels;
-    for (const [key, value] of Object.entries(initial || {})) {
-      const unit = byIndex.get(Number(key));
-      if (unit && unit.choices.some((c) => c.value === value)) labels.set(Number(key), value);
-    }
+    const labels = frame.initialLabels();
 
     const sourceEl = document.getElementById("source");
     const summaryEl = document.getElementById("summary");
@@ -106,13 +101,7 @@
       ],
       start: () => questionCount && setStatement(statement, true),
       snapshot: () => ({ labels: Object.fromEntries(labels), question }),
-      missing() {
-        const count = units.filter((u) => !labels.has(u.index)).length;
-        return {
-          count: units.length ? count : 1,
-          text: count ? count + " of " + units.length + " statements still to judge" : "All " + units.length + " statements judged",
-        };
-      },
+      missing: () => frame.missingLabels(labels, "statements"),
       submission: () => ({ labels: Object.fromEntries(labels) }),
     };
   });

@@ -7,15 +7,10 @@
   FaithAnno.register("sentences", (frame) => {
     const state = frame.state;
     const units = state.units;
-    const byIndex = new Map(units.map((u) => [u.index, u]));
-    const labels = new Map();
+    const byIndex = frame.unitByIndex;
+    const labels = frame.initialLabels();
     const notes = new Map();
-    const initial = frame.draft || frame.saved;
-    for (const [key, value] of Object.entries(initial.labels || {})) {
-      const unit = byIndex.get(Number(key));
-      if (unit && unit.choices.some((c) => c.value === value)) labels.set(Number(key), value);
-    }
-    for (const [key, value] of Object.entries(initial.notes || {})) {
+    for (const [key, value] of Object.entries((frame.draft || frame.saved).notes || {})) {
       if (byIndex.has(Number(key)) && typeof value === "string") notes.set(Number(key), value);
     }
 

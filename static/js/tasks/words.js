@@ -6,13 +6,8 @@
   FaithAnno.register("words", (frame) => {
     const state = frame.state;
     const units = state.units;
-    const byIndex = new Map(units.map((u) => [u.index, u]));
-    const values = new Set(state.choices.map((c) => c.value));
-    const labels = new Map();
-    const initial = frame.draft ? frame.draft.labels : frame.saved.labels;
-    for (const [key, value] of Object.entries(initial || {})) {
-      if (byIndex.has(Number(key)) && values.has(value)) labels.set(Number(key), value);
-    }
+    const byIndex = frame.unitByIndex;
+    const labels = frame.initialLabels();
 
     const sourceEl = document.getElementById("source");
     const summaryEl = document.getElementById("summary");
@@ -91,24 +86,14 @@
       frame.pressChoice(choices, labels.get(index));
     }
     function move(step) {
-      if (!units.length) return;
-      const position = current === null ? (step > 0 ? -1 : 0) : units.findIndex((u) => u.index === current);
-      unitButton(units[(position + step + units.length) % units.length].index).focus();
-    }
-    function nextUnlabelled() {
-      const start = current === null ? 0 : units.findIndex((u) => u.index === current) + 1;
-      for (let offset = 0; offset < units.length; offset++) {
-        const unit = units[(start + offset) % units.length];
-        if (!labels.has(unit.index)) return unit.index;
-      }
-      return null;
+      if (units.length) unitButton(frame.stepUnit(units, current, step)).focus();
     }
     function choose(value) {
       if (current === null) return;
       labels.set(current, value);
       paint(current);
       frame.changed();
-      const following = nextUnlabelled();
+      const following = frame.nextUnlabelled(units, labels, current);
       if (following === null) {
         select(current);
         frame.focusSubmit();
@@ -131,17 +116,7 @@
         })),
       ],
       snapshot: () => ({ labels: Object.fromEntries(labels) }),
-      missing() {
-        const count = units.filter((u) => !labels.has(u.index)).length;
-        return {
-          count: units.length ? count : 1,
-          text: !units.length
-            ? "Nothing to judge here."
-            : count
-              ? count + " of " + units.length + " words still to judge"
-              : "All " + units.length + " words judged",
-        };
-      },
+      missing: () => frame.missingLabels(labels, "words"),
       submission: () => ({ labels: Object.fromEntries(labels) }),
     };
   });
