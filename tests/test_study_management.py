@@ -356,3 +356,19 @@ def test_it_chooses_controversial_items_from_the_command_line(scored_records: Da
     assert "2 items, 2 assignments" in out.getvalue()
     assert "2 of 6 summaries left out: their documents have more than 2 sentences" in out.getvalue()
     assert chosen(Study.objects.get(name="cli")) == {("short2", "A"), ("short1", "A")}
+
+
+def test_it_leaves_imported_judgements_alone(alice: AbstractUser) -> None:
+    from tests.conftest import DATA
+
+    dataset = dataset_import(name="frank", batch=parse("frank-xsum", DATA / "frank_xsum_sample")).dataset
+    imported = Study.objects.get(dataset=dataset, kind=Study.Kind.IMPORTED)
+    before = Assignment.objects.filter(item__study_task__study=imported).count()
+    for change in (
+        lambda: study_settings_update(study=imported, annotators_per_item=9, reclaim_after_hours=None),
+        lambda: study_annotators_add(study=imported, annotators=[alice]),
+    ):
+        with pytest.raises(ValidationError, match="holds imported judgements"):
+            change()
+    assert Assignment.objects.filter(item__study_task__study=imported).count() == before
+    assert not imported.annotators.filter(pk=alice.pk).exists()

@@ -202,6 +202,10 @@ def test_it_keeps_drafts_on_the_server_for_another_device_and_clears_them_on_sub
         assert answer.status_code == 400 and message in answer.json()["errors"][0]
     assignment.refresh_from_db()
     assert assignment.draft == draft
+    unknown = client_for(alice).post(
+        reverse("annotate_draft", args=[999_999]), data=json.dumps({"draft": draft}), content_type="application/json"
+    )
+    assert unknown.status_code == 404
     assert submit(client_for(alice), assignment, labels={"0": "no"}).status_code == 200
     assignment.refresh_from_db()
     assert assignment.draft == {} and assignment.draft_saved_at is None

@@ -360,9 +360,15 @@ def studies_reclaim_all(*, now: datetime | None = None) -> dict[int, int]:
     return moved
 
 
+def _managed(study: Study) -> None:
+    if study.kind != Study.Kind.STUDY:
+        raise ValidationError(f"{study.name!r} holds imported judgements; it has no annotators or settings to change.")
+
+
 @transaction.atomic
 def study_annotators_add(*, study: Study, annotators: Sequence[AbstractUser]) -> int:
     """Add annotators to a running study; items lacking annotators are topped up to k. Returns new assignments."""
+    _managed(study)
     study.annotators.add(*annotators)
     return assignments_distribute(study=study)
 
@@ -374,6 +380,7 @@ def study_annotator_remove(*, study: Study, annotator: AbstractUser) -> int:
     Returns how many assignments were handed to others. Fails (and changes nothing) when too few
     annotators remain for k.
     """
+    _managed(study)
     if not study.annotators.filter(pk=annotator.pk).exists():
         raise ValidationError({"annotator": f"{annotator.get_username()} is not an annotator of this study."})
     study.annotators.remove(annotator)
@@ -387,6 +394,7 @@ def study_settings_update(*, study: Study, annotators_per_item: int, reclaim_aft
 
     Returns the assignments created to top items up to the new k.
     """
+    _managed(study)
     if annotators_per_item < study.annotators_per_item:
         raise ValidationError(
             {"annotators_per_item": f"k can only grow in a running study (it is {study.annotators_per_item})."}
