@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import AbstractUser
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
@@ -217,6 +217,8 @@ def test_it_hands_a_removed_annotators_open_items_to_the_others_and_keeps_their_
         annotators = list(item.assignments.values_list("annotator", flat=True))
         assert len(annotators) == len(set(annotators)) >= 2
     assert Assignment.objects.get(pk=carols[0].pk).status == Assignment.Status.SUBMITTED
+    with pytest.raises(PermissionDenied, match="no longer an annotator of this study"):
+        assignment_submit(assignment=carols[0], user=carol, labels={"0": "yes"})
     assert client_for(carol).get(reverse("dashboard")).context["assignments"] == []
     with pytest.raises(ValidationError, match="needs 1 more annotators but only 0 are free"):
         study_annotator_remove(study=study, annotator=bob)

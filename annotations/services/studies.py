@@ -13,7 +13,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.utils import timezone
 
 from annotations.models import (
@@ -466,14 +466,16 @@ def assignment_submit(
     once leave exactly one of the two submissions.
     """
     _writable(assignment, user)
+    membership = Study.annotators.through.objects.filter(study_id=OuterRef("item__study_task__study_id"), user=user)
     locked = (
         Assignment.objects.select_for_update(of=("self",))
-        .select_related("item__study_task__study", "item__summary", "item__explanation")
+        .select_related("item__study_task", "item__summary", "item__explanation")
+        .annotate(member=Exists(membership))
         .get(pk=assignment.pk)
     )
     _writable(locked, user)
     study_task = locked.item.study_task
-    if not study_task.study.annotators.filter(pk=user.pk).exists():
+    if not locked.member:
         raise PermissionDenied("You are no longer an annotator of this study.")
     if len(comment) > MAX_COMMENT_CHARS:
         raise ValidationError(f"The comment has {len(comment)} characters; at most {MAX_COMMENT_CHARS}.")

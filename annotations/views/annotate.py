@@ -142,11 +142,7 @@ def annotate_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
         return JsonResponse({"errors": exc.messages}, status=400)
     following = selectors.assignment_next_open_id(user=request.user)
     return JsonResponse(
-        {
-            "status": saved.status,
-            "judged": saved.judgements.count(),
-            "next": reverse("annotate", args=[following]) if following else reverse("dashboard"),
-        }
+        {"status": saved.status, "next": reverse("annotate", args=[following]) if following else reverse("dashboard")}
     )
 
 
