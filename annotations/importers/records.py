@@ -69,6 +69,8 @@ class SummaryRecord:
     meta: dict[str, Any] = field(default_factory=dict)
     # Set when the summary is added to a document defined elsewhere (another line or the database).
     document_id: str | None = None
+    # Sentence offsets given by the source (e.g. FRANK's lines); None: the configured spaCy pipeline splits.
+    sentences: list[list[int]] | None = None
 
 
 @dataclass(slots=True)
@@ -79,6 +81,8 @@ class DocumentRecord:
     title: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
     summaries: list[SummaryRecord] = field(default_factory=list)
+    # Sentence offsets given by the source (e.g. FRANK's article lines); None: spaCy splits the text.
+    sentences: list[list[int]] | None = None
 
 
 @dataclass(slots=True)

@@ -85,7 +85,8 @@ def dataset_import(*, name: str, batch: ImportBatch, progress: ProgressFactory =
             )
     _check_unique_summaries(batch)
 
-    # Documents: create new ones, update changed ones; split sentences only where the text changed.
+    # Documents: create new ones, update changed ones; split sentences only where the text changed and
+    # the source gave no sentences of its own.
     to_split: list[tuple[Document, str]] = []
     new_documents: list[Document] = []
     changed_documents: list[Document] = []
@@ -94,9 +95,13 @@ def dataset_import(*, name: str, batch: ImportBatch, progress: ProgressFactory =
         if document is None:
             document = Document(dataset=dataset, external_id=record.external_id)
             new_documents.append(document)
-        elif (document.text, document.title, document.meta) != (record.text, record.title, record.meta):
+        elif (document.text, document.title, document.meta) != (record.text, record.title, record.meta) or (
+            record.sentences is not None and document.sentences != record.sentences
+        ):
             changed_documents.append(document)
-        if document.pk is None or document.text != record.text:
+        if record.sentences is not None:
+            document.sentences = record.sentences
+        elif document.pk is None or document.text != record.text:
             to_split.append((document, record.text))
         document.text, document.title, document.meta = record.text, record.title, record.meta
         documents[record.external_id] = document
@@ -120,9 +125,13 @@ def dataset_import(*, name: str, batch: ImportBatch, progress: ProgressFactory =
         if summary is None:
             summary = Summary(external_id=record.external_id)
             new_summaries.append(summary)
-        elif (summary.system, summary.text, summary.is_reference, summary.meta) != values:
+        elif (summary.system, summary.text, summary.is_reference, summary.meta) != values or (
+            record.sentences is not None and summary.sentences != record.sentences
+        ):
             changed_summaries.append(summary)
-        if summary.pk is None or summary.text != record.text:
+        if record.sentences is not None:
+            summary.sentences = record.sentences
+        elif summary.pk is None or summary.text != record.text:
             summary_split.append((summary, record.text))
         summary.system, summary.text, summary.is_reference, summary.meta = values
         summaries[key] = summary
