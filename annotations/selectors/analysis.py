@@ -27,7 +27,17 @@ from annotations.analysis.agreement import (
 from annotations.analysis.enhanced import AGGREGATIONS, ENHANCED_TASKS, EnhancedRow, enhanced_score, enhanced_table
 from annotations.analysis.metaeval import MetaEvaluation, PairGroup, meta_evaluate, meta_evaluate_by_type
 from annotations.analysis.spans import HighlightSummary, Span, highlighter_scores, summary_labels, word_labels
-from annotations.models import Assignment, Dataset, HumanScore, Judgement, MetricScore, Study, StudyTask, Summary
+from annotations.models import (
+    Assignment,
+    Dataset,
+    HumanScore,
+    Judgement,
+    MetricScore,
+    Study,
+    StudyItem,
+    StudyTask,
+    Summary,
+)
 from annotations.tasks import TaskDefinition, get_task
 from scoring.models import Explanation
 
@@ -117,18 +127,21 @@ def span_markings(*, study_task: StudyTask) -> dict[int, Markings]:
 
 
 def task_labels(
-    *, study_task: StudyTask, dont_know_as_incorrect: bool = False, span_unit: str = "word"
-) -> tuple[TaskDefinition, Labelled]:
-    """The labels agreement is computed on: judged units, or for span tasks words or whole summaries."""
+    *, study_task: StudyTask, dont_know_as_incorrect: bool = False, span_units: Iterable[str] = ("word",)
+) -> tuple[TaskDefinition, dict[str, Labelled]]:
+    """The labels agreement is computed on, fetched once: {"unit": ...} for judged units; for span tasks
+    {"word": ..., "summary": ...} (each summary word hallucinated or not, each summary any span or not)."""
     task = get_task(study_task.task)
     if task.spans:
-        if span_unit not in SPAN_UNITS:
-            raise AnalysisError(f"span unit must be one of {', '.join(SPAN_UNITS)}")
+        units = list(span_units)
+        for unit in units:
+            if unit not in SPAN_UNITS:
+                raise AnalysisError(f"span unit must be one of {', '.join(SPAN_UNITS)}")
         markings = {item: (m.text, m.spans) for item, m in span_markings(study_task=study_task).items()}
-        labelled: Labelled = dict(word_labels(markings) if span_unit == "word" else summary_labels(markings))
-        return task, labelled
+        builders = {"word": word_labels, "summary": summary_labels}
+        return task, {unit: dict(builders[unit](markings)) for unit in units}  # type: ignore[operator]
     label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else None
-    return task, unit_labels(study_task=study_task, label_map=label_map)
+    return task, {"unit": unit_labels(study_task=study_task, label_map=label_map)}
 
 
 # --- agreement --------------------------------------------------------------------------------------
@@ -162,6 +175,24 @@ def _numeric_values(task: TaskDefinition, labelled: Labelled, level: str) -> dic
     return {unit: [task.numeric(label) for label in labels.values()] for unit, labels in labelled.items()}
 
 
+def agreement_of(task: TaskDefinition, labelled: Labelled, coefficient: str, level: str = "nominal") -> Any:
+    """One coefficient over labels already fetched: FleissKappa, KrippendorffAlpha or PercentAgreement."""
+    if coefficient not in COEFFICIENTS:
+        raise AnalysisError(f"coefficient must be one of {', '.join(COEFFICIENTS)}")
+    if level not in LEVELS:
+        raise AnalysisError(f"level must be one of {', '.join(LEVELS)}")
+    ratings = {unit: list(labels.values()) for unit, labels in labelled.items()}
+    if coefficient == "fleiss":
+        return fleiss_kappa(ratings)
+    if coefficient == "percent":
+        return percent_agreement(ratings)
+    if task.spans and level != "nominal":
+        raise AnalysisError(f"span tasks have nominal labels (hallucinated or not): the {level} level does not apply")
+    if level == "nominal":
+        return krippendorff_alpha(ratings, "nominal")
+    return krippendorff_alpha(_numeric_values(task, labelled, level), level)
+
+
 def agreement_compute(
     *,
     study_task: StudyTask,
@@ -170,45 +201,89 @@ def agreement_compute(
     dont_know_as_incorrect: bool = False,
     span_unit: str = "word",
 ) -> AgreementReport:
-    if coefficient not in COEFFICIENTS:
-        raise AnalysisError(f"coefficient must be one of {', '.join(COEFFICIENTS)}")
-    if level not in LEVELS:
-        raise AnalysisError(f"level must be one of {', '.join(LEVELS)}")
-    task, labelled = task_labels(
-        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_unit=span_unit
+    task, labels = task_labels(
+        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=[span_unit]
     )
-    if coefficient == "fleiss":
-        result: Any = fleiss_kappa({unit: list(labels.values()) for unit, labels in labelled.items()})
-    elif coefficient == "percent":
-        result = percent_agreement({unit: list(labels.values()) for unit, labels in labelled.items()})
-    elif level == "nominal" or task.spans:
-        if level != "nominal":
-            raise AnalysisError(
-                f"span tasks have nominal labels (hallucinated or not): the {level} level does not apply"
-            )
-        result = krippendorff_alpha({unit: list(labels.values()) for unit, labels in labelled.items()}, "nominal")
-    else:
-        result = krippendorff_alpha(_numeric_values(task, labelled, level), level)
+    result = agreement_of(task, next(iter(labels.values())), coefficient, level)
     return AgreementReport(study_task, coefficient, result, span_unit if task.spans else None, dont_know_as_incorrect)
 
 
 @dataclass(frozen=True)
+class ItemRow:
+    item_id: int
+    unit: int | None  # None for span tasks, whose rows are whole summaries
+    agreement: ItemAgreement
+
+
+@dataclass(frozen=True)
 class AgreementTables:
-    items: list[ItemAgreement]
+    items: list[ItemRow]
     annotators: list[AnnotatorAgreement]
     n_items: int
 
 
-def agreement_tables(
+def _item_rows(task: TaskDefinition, labelled: Labelled, limit: int) -> tuple[list[ItemRow], int]:
+    items = item_agreements(labelled, task.numeric if task.ordinal else None)
+    rows = [
+        ItemRow(row.item[0], row.item[1], row) if isinstance(row.item, tuple) else ItemRow(row.item, None, row)  # type: ignore[arg-type]
+        for row in items[:limit]
+    ]
+    return rows, len(items)
+
+
+@dataclass(frozen=True)
+class AgreementOverview:
+    """Everything the analysis pages show about one task's agreement, from one fetch of its labels."""
+
+    study_task: StudyTask
+    definition: TaskDefinition
+    results: list[dict[str, Any]]  # coefficient, level and the result's fields
+    tables: AgreementTables
+
+
+def agreement_overview(
     *, study_task: StudyTask, dont_know_as_incorrect: bool = False, limit: int = 50
-) -> AgreementTables:
-    """Per unit (most disagreed first, `limit` of them) and per annotator. Span tasks: per summary."""
-    task, labelled = task_labels(
-        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_unit="summary"
+) -> AgreementOverview:
+    """Every coefficient that applies to the task; the per-annotator table and the `limit` most disagreed
+    units (span tasks: coefficients per word, tables per summary)."""
+    task, labels = task_labels(
+        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=SPAN_UNITS
     )
-    numeric = task.numeric if task.ordinal else None
-    items = item_agreements(labelled, numeric)
-    return AgreementTables(items[:limit], annotator_agreements(labelled), len(items))
+    coefficient_labels = labels["word"] if task.spans else labels["unit"]
+    table_labels = labels["summary"] if task.spans else labels["unit"]
+    requests = [("fleiss", "nominal"), ("krippendorff", "nominal"), ("percent", "nominal")]
+    if not task.spans and any(choice.numeric is not None for choice in task.choices):
+        requests += [("krippendorff", "ordinal"), ("krippendorff", "interval")]
+    results = [
+        {
+            "coefficient": coefficient,
+            "level": level if coefficient == "krippendorff" else "",
+            **vars(agreement_of(task, coefficient_labels, coefficient, level)),
+        }
+        for coefficient, level in requests
+    ]
+    rows, n_items = _item_rows(task, table_labels, limit)
+    tables = AgreementTables(rows, annotator_agreements(table_labels), n_items)
+    return AgreementOverview(study_task, task, results, tables)
+
+
+def item_labels(*, item: StudyItem) -> dict[str, dict[str, str]]:
+    """One item's labels: unit (its number and text) -> annotator -> label. For span tasks a single row
+    lists each annotator's spans ("none" when the annotator marked nothing)."""
+    task = get_task(item.study_task.task)
+    assignments = Assignment.objects.filter(item=item, status=Assignment.Status.SUBMITTED)
+    names = dict(assignments.values_list("pk", "annotator__username"))
+    judgements = Judgement.objects.filter(assignment__in=list(names)).order_by("unit_index", "assignment_id")
+    if task.spans:
+        marked: dict[str, list[str]] = {name: [] for name in names.values()}
+        for judgement in judgements:
+            marked[names[judgement.assignment_id]].append(f"“{judgement.unit_text}” ({judgement.label})")
+        return {"marked spans": {name: "; ".join(spans) or "none" for name, spans in marked.items()}}
+    rows: dict[str, dict[str, str]] = {}
+    for judgement in judgements:
+        unit = f"{judgement.unit_index}: {judgement.unit_text}" if judgement.unit_text else str(judgement.unit_index)
+        rows.setdefault(unit, {})[names[judgement.assignment_id]] = judgement.label
+    return rows
 
 
 # --- scores per summary -----------------------------------------------------------------------------
@@ -289,7 +364,7 @@ def metric_values(*, dataset: Dataset, name: str, summary_ids: Iterable[int] | N
     for summary_id, scores in explanations.values_list("summary_id", "scores"):
         value = (scores or {}).get(variant)
         values[summary_id] = float(value) if isinstance(value, int | float) else None
-    if not values or all(value is None for value in values.values()):
+    if summary_ids is None and all(value is None for value in values.values()):
         known = ", ".join(metric_names(dataset=dataset)) or "none"
         raise AnalysisError(f"no metric {name!r} in dataset {dataset.name!r} (metrics: {known})")
     return values
@@ -388,15 +463,17 @@ def score_pairs(*, dataset: Dataset, metric: str, human: str, limit: int = 3000)
 # --- human-enhanced metrics -------------------------------------------------------------------------
 
 
-def _enhanced_rows(study: Study) -> Iterator[tuple[str, int, int, int, str]]:
+def _enhanced_rows(study: Study, summary_ids: Iterable[int] | None) -> Iterator[tuple[str, int, int, int, str]]:
     """(task, item id, summary id, unit index, label) of the study's enhanceable tasks, streamed."""
+    judgements = Judgement.objects.filter(
+        assignment__item__study_task__study=study,
+        assignment__item__study_task__task__in=ENHANCED_TASKS,
+        assignment__status=Assignment.Status.SUBMITTED,
+    )
+    if summary_ids is not None:
+        judgements = judgements.filter(assignment__item__summary_id__in=list(summary_ids))
     return (
-        Judgement.objects.filter(
-            assignment__item__study_task__study=study,
-            assignment__item__study_task__task__in=ENHANCED_TASKS,
-            assignment__status=Assignment.Status.SUBMITTED,
-        )
-        .order_by()
+        judgements.order_by()
         .values_list(
             "assignment__item__study_task__task",
             "assignment__item_id",
@@ -415,10 +492,7 @@ def study_enhanced_scores(
     the thesis (footnote 4), unless told otherwise; then it is left out like a missing label."""
     units: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     summary_of: dict[int, int] = {}
-    rows: Iterable[tuple[str, int, int, int, str]] = _enhanced_rows(study)
-    if summary_ids is not None:
-        wanted = set(summary_ids)
-        rows = (row for row in rows if row[2] in wanted)
+    rows = _enhanced_rows(study, summary_ids)
     label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else {}
     for task_key, item_id, summary_id, unit_index, label in rows:
         value = get_task(task_key).numeric(label_map.get(label, label))
@@ -431,6 +505,20 @@ def study_enhanced_scores(
         for aggregation in AGGREGATIONS:
             scores[(task_key, aggregation)][summary_of[item_id]] = enhanced_score(task_key, by_unit, aggregation)
     return dict(scores)
+
+
+def enhanced_studies(*, dataset: Dataset) -> list[tuple[Study, list[str]]]:
+    """The dataset's annotation studies with tasks that give human-enhanced scores, and those tasks."""
+    tasks: dict[int, list[str]] = defaultdict(list)
+    studies: dict[int, Study] = {}
+    for study_task in (
+        StudyTask.objects.filter(study__dataset=dataset, study__kind=Study.Kind.STUDY, task__in=ENHANCED_TASKS)
+        .select_related("study")
+        .order_by("study_id", "task")
+    ):
+        studies[study_task.study_id] = study_task.study
+        tasks[study_task.study_id].append(study_task.task)
+    return [(studies[pk], tasks[pk]) for pk in studies]
 
 
 def study_original_scores(*, study: Study, task: str) -> dict[int, float | None]:

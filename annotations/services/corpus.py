@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from annotations.importers.records import ImportBatch, LabelRecord, SummaryRecord
 from annotations.models import (
@@ -179,7 +179,21 @@ def dataset_import(*, name: str, batch: ImportBatch, progress: ProgressFactory =
     if labelled:
         report.labelled_summaries = len(labelled)
         report.judgements = _import_labels(dataset, labelled)
+    _refresh_planner_statistics()
     return report
+
+
+def _refresh_planner_statistics() -> None:
+    """PostgreSQL plans the analyses' streamed (cursor) queries from table statistics; right after a bulk
+    import they still describe the empty tables, and a join over thousands of rows then takes seconds
+    instead of milliseconds. ANALYZE samples the tables anew (it runs inside the import's transaction)."""
+    if connection.vendor != "postgresql":
+        return
+    tables = [
+        model._meta.db_table for model in (Document, Summary, HumanScore, MetricScore, StudyItem, Assignment, Judgement)
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {', '.join(tables)}")
 
 
 def _check_unique_summaries(batch: ImportBatch) -> None:
