@@ -7,8 +7,12 @@ submit through `assignment_submit`, which checks every label against the task's 
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pytest
 from django.contrib.auth.models import AbstractUser
+from django.urls import reverse
 from scipy import stats
 
 from annotations.importers import parse
@@ -17,7 +21,7 @@ from annotations.selectors.analysis import study_enhanced_scores, study_enhanced
 from annotations.services.corpus import dataset_import
 from annotations.services.studies import assignment_submit
 from scoring.models import Explanation
-from tests.conftest import units_of, write_jsonl
+from tests.conftest import client_for, units_of, write_jsonl
 
 pytestmark = pytest.mark.django_db
 
@@ -156,3 +160,38 @@ def test_it_lays_out_table_5_6_against_the_human_gold(enhanced_study: Study) -> 
     assert average_row.spearman.r == pytest.approx(stats.spearmanr(averages, FAITHFUL).statistic)
     original = by_method["entailment_original"].pearson.r
     assert average_row.relative_improvement == pytest.approx((average_row.pearson.r - original) / abs(original))
+
+
+def test_it_exports_and_shows_the_enhanced_scores_per_summary(enhanced_study: Study, rita: AbstractUser) -> None:
+    judge_everything(enhanced_study)
+    response = client_for(rita).get(reverse("study_summaries_export", args=[enhanced_study.pk, "csv"]))
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert len(rows) == 5
+    assert {"enhanced:qgqa:majority", "enhanced:entailment:average", "metric:qags", "human:Faithful"} <= set(rows[0])
+    by_document = {row["document"]: row for row in rows}
+    for position in range(5):
+        row = by_document[f"d{position}"]
+        assert float(row["enhanced:entailment:average"]) == pytest.approx(expected("entailment", position, "average"))
+        assert float(row["enhanced:qgqa:majority"]) == pytest.approx(expected("qgqa", position, "majority"))
+        assert float(row["metric:qags"]) == pytest.approx(QAGS_SCORES[position])
+    dataset_rows = list(
+        csv.DictReader(
+            io.StringIO(
+                b"".join(
+                    client_for(rita)
+                    .get(reverse("dataset_summaries_export", args=[enhanced_study.dataset.pk, "csv"]))
+                    .streaming_content
+                ).decode()
+            )
+        )
+    )
+    assert f"enhanced:study{enhanced_study.pk}:entailment:majority" in dataset_rows[0]
+
+    page = client_for(rita).get(reverse("study_analysis", args=[enhanced_study.pk]))
+    html = page.content.decode()
+    assert [row.method for row in page.context["enhanced"]][:3] == [
+        "qgqa_original",
+        "qgqa_enhanced_maj",
+        "qgqa_enhanced_avg",
+    ]
+    assert html.count('data-method="') == 6 and html.count('<circle class="point"') == 10
