@@ -27,6 +27,7 @@ from annotations.importers.records import (
     Origin,
     SummaryRecord,
     finite_score,
+    joined_with_offsets,
 )
 
 HUMAN_FILE = "human_annotations.json"
@@ -111,15 +112,7 @@ def article_text(article: dict[str, Any], origin: Origin) -> tuple[str, list[lis
     lines = sentence_list(article, "article_lines", origin)
     if lines is None:
         raise origin.error("this field is required", "article_lines")
-    text, offsets = "", []
-    for line in (line.strip() for line in lines):
-        if not line:
-            continue
-        if text:
-            text += " "
-        offsets.append([len(text), len(text) + len(line)])
-        text += line
-    return text, offsets
+    return joined_with_offsets(lines)
 
 
 def line_offsets(text: str, lines: list[str] | None) -> list[list[int]] | None:

@@ -16,7 +16,6 @@ name without its extension (the data sets come one file per summarizer and corpu
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,8 @@ from annotations.importers.records import (
     LabelRecord,
     Origin,
     SummaryRecord,
+    joined_with_offsets,
+    json_lines,
 )
 
 TASK = "sentence_consistency"
@@ -96,49 +97,36 @@ def parse(path: Path) -> ImportBatch:
     system = path.name.split(".")[0] or "summary"
     batch = ImportBatch(source_format="qags")
     documents: dict[str, DocumentRecord] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            origin = Origin(str(path), number)
-            try:
-                data = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise origin.error(
-                    f"not valid JSON ({exc.msg} at column {exc.colno}); expected one summary per line", "(line)"
-                ) from exc
-            article, sentences, responses = _line(data, origin)
-            key = article_id(article)
-            document = documents.get(key)
-            if document is None:
-                document = documents[key] = DocumentRecord(
-                    external_id=key, text=article, title=article[:80], meta={"source": "QAGS"}, origin=origin
-                )
-            text, offsets = "", []
-            for sentence in sentences:
-                text += " " if text else ""
-                offsets.append([len(text), len(text) + len(sentence)])
-                text += sentence
-            summary = SummaryRecord(
-                external_id=f"{system}-line{number}",
-                system=system,
-                text=text,
-                origin=origin,
-                sentences=offsets,
-                meta={"line": number},
+    for origin, data in json_lines(path, "one summary per line"):
+        number = origin.line
+        article, sentences, responses = _line(data, origin)
+        key = article_id(article)
+        document = documents.get(key)
+        if document is None:
+            document = documents[key] = DocumentRecord(
+                external_id=key, text=article, title=article[:80], meta={"source": "QAGS"}, origin=origin
             )
-            majorities = [sentence_majority([value for _, value in pairs]) for pairs in responses if pairs]
-            if majorities:
-                summary.human_scores[HUMAN_SCORE] = sum(majorities) / len(majorities)
-            by_worker: dict[str, list[tuple[int, str]]] = {}
-            for index, pairs in enumerate(responses):
-                for worker, value in pairs:
-                    by_worker.setdefault(worker, []).append((index, value))
-            summary.labels = [
-                LabelRecord(annotator=worker, task=TASK, units=units, origin=Origin(str(path), number, "responses"))
-                for worker, units in sorted(by_worker.items())
-            ]
-            document.summaries.append(summary)
+        text, offsets = joined_with_offsets(sentences)
+        summary = SummaryRecord(
+            external_id=f"{system}-line{number}",
+            system=system,
+            text=text,
+            origin=origin,
+            sentences=offsets,
+            meta={"line": number},
+        )
+        majorities = [sentence_majority([value for _, value in pairs]) for pairs in responses if pairs]
+        if majorities:
+            summary.human_scores[HUMAN_SCORE] = sum(majorities) / len(majorities)
+        by_worker: dict[str, list[tuple[int, str]]] = {}
+        for index, pairs in enumerate(responses):
+            for worker, value in pairs:
+                by_worker.setdefault(worker, []).append((index, value))
+        summary.labels = [
+            LabelRecord(annotator=worker, task=TASK, units=units, origin=Origin(str(path), number, "responses"))
+            for worker, units in sorted(by_worker.items())
+        ]
+        document.summaries.append(summary)
     if not documents:
         raise ImportFormatError(file=str(path), line=None, field=None, message="the file holds no summaries")
     batch.documents = list(documents.values())

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.exports import EXPORT_FORMATS, csv_chunks, jsonl_chunks
+from annotations.exports import EXPORT_FORMATS, chunks_write, csv_chunks, jsonl_chunks
 from annotations.models import Study
 from annotations.selectors.exports import EXPORT_FIELDS, study_judgement_rows
 
@@ -35,10 +35,4 @@ class Command(BaseCommand):
                 raise CommandError(f"No study with id {study}.") from None
         rows = study_judgement_rows(study=study_obj)
         chunks = csv_chunks(rows, EXPORT_FIELDS) if format_name == "csv" else jsonl_chunks(rows)
-        if output is None:
-            for chunk in chunks:
-                self.stdout.write(chunk, ending="")
-            return
-        with output.open("w", encoding="utf-8", newline="") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
+        chunks_write(chunks, output=output, stdout=self.stdout)

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.exports import EXPORT_FORMATS, csv_chunks, jsonl_chunks
+from annotations.exports import EXPORT_FORMATS, chunks_write, csv_chunks, jsonl_chunks
 from annotations.management.commands.correlate import dataset_named
 from annotations.models import Study
 from annotations.selectors.exports import summary_table_fields, summary_table_rows
@@ -38,10 +38,4 @@ class Command(BaseCommand):
             chunks = csv_chunks(rows, summary_table_fields(dataset=dataset, study=study))
         else:
             chunks = jsonl_chunks(rows)
-        if output is None:
-            for chunk in chunks:
-                self.stdout.write(chunk, ending="")
-            return
-        with output.open("w", encoding="utf-8", newline="") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
+        chunks_write(chunks, output=output, stdout=self.stdout)
