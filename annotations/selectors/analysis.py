@@ -77,53 +77,42 @@ def study_task_get(*, task: str, study: Study | None = None, dataset: Dataset | 
 Labelled = dict[Hashable, dict[str, str]]
 
 
-def _usernames(ids: Iterable[int]) -> dict[int, str]:
-    from django.contrib.auth import get_user_model
-
-    return dict(get_user_model().objects.filter(pk__in=set(ids)).values_list("pk", "username"))
-
-
 def unit_labels(*, study_task: StudyTask, label_map: dict[str, str] | None = None) -> Labelled:
     """(item id, unit index) -> annotator -> label, from submitted assignments (streamed)."""
-    by_annotator_id: dict[tuple[int, int], dict[int, str]] = defaultdict(dict)
+    labelled: dict[Hashable, dict[str, str]] = defaultdict(dict)
     rows = Judgement.objects.filter(
         assignment__item__study_task=study_task, assignment__status=Assignment.Status.SUBMITTED
-    ).values_list("assignment__item_id", "unit_index", "assignment__annotator_id", "label")
+    ).values_list("assignment__item_id", "unit_index", "assignment__annotator__username", "label")
     mapping = label_map or {}
-    for item_id, unit_index, annotator_id, label in rows.iterator(chunk_size=10000):
-        by_annotator_id[(item_id, unit_index)][annotator_id] = mapping.get(label, label)
-    names = _usernames(a for labels in by_annotator_id.values() for a in labels)
-    return {unit: {names[a]: label for a, label in labels.items()} for unit, labels in by_annotator_id.items()}
+    for item_id, unit_index, annotator, label in rows.iterator(chunk_size=10000):
+        labelled[(item_id, unit_index)][annotator] = mapping.get(label, label)
+    return dict(labelled)
 
 
 @dataclass(frozen=True)
 class Markings:
     summary_id: int
     text: str
-    spans: dict[Any, list[Span]]  # annotator -> spans; an annotator who marked nothing has []
+    spans: dict[str, list[Span]]  # annotator -> spans; an annotator who marked nothing has []
 
 
 def span_markings(*, study_task: StudyTask) -> dict[int, Markings]:
     """item id -> the summary and every annotator's spans, from submitted assignments."""
     items: dict[int, Markings] = {}
     assignments = Assignment.objects.filter(item__study_task=study_task, status=Assignment.Status.SUBMITTED)
-    for item_id, annotator_id, summary_id, text in assignments.values_list(
-        "item_id", "annotator_id", "item__summary_id", "item__summary__text"
+    for item_id, annotator, summary_id, text in assignments.values_list(
+        "item_id", "annotator__username", "item__summary_id", "item__summary__text"
     ).iterator(chunk_size=10000):
-        items.setdefault(item_id, Markings(summary_id, text, {})).spans[annotator_id] = []
+        items.setdefault(item_id, Markings(summary_id, text, {})).spans[annotator] = []
     spans = Judgement.objects.filter(
         assignment__item__study_task=study_task,
         assignment__status=Assignment.Status.SUBMITTED,
         start__isnull=False,
         end__isnull=False,
-    ).values_list("assignment__item_id", "assignment__annotator_id", "start", "end")
-    for item_id, annotator_id, start, end in spans.iterator(chunk_size=10000):
-        items[item_id].spans[annotator_id].append((start, end))
-    names = _usernames(a for marked in items.values() for a in marked.spans)
-    return {
-        item_id: Markings(marked.summary_id, marked.text, {names[a]: s for a, s in marked.spans.items()})
-        for item_id, marked in items.items()
-    }
+    ).values_list("assignment__item_id", "assignment__annotator__username", "start", "end")
+    for item_id, annotator, start, end in spans.iterator(chunk_size=10000):
+        items[item_id].spans[annotator].append((start, end))
+    return items
 
 
 def task_labels(
