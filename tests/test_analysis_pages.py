@@ -221,3 +221,16 @@ def test_it_keeps_the_analysis_query_counts_flat(
         queries(lambda: client.get(dataset_url)),
         queries(lambda: client.get(reverse("datasets"))),
     ) == few
+
+
+def test_it_draws_the_highlighter_threshold_curve(bertscore_study: Study, rita: AbstractUser) -> None:
+    # The small dataset has BERTScore explanations and two workers' spans on one summary.
+    response = client_for(rita).get(reverse("dataset_analysis", args=[bertscore_study.dataset.pk]))
+    rows = response.context["highlighter"]
+    out = io.StringIO()
+    call_command("highlighter", "--dataset", bertscore_study.dataset.name, "--json", stdout=out)
+    assert rows == json.loads(out.getvalue()) and len(rows) == 20
+    html = response.content.decode()
+    assert html.count('<polyline class="series') == 4
+    for name in ("precision", "recall", "f1", "accuracy"):
+        assert f"<title>{name}</title>" in html

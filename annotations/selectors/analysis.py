@@ -84,8 +84,11 @@ def unit_labels(*, study_task: StudyTask, label_map: dict[str, str] | None = Non
         assignment__item__study_task=study_task, assignment__status=Assignment.Status.SUBMITTED
     ).values_list("assignment__item_id", "unit_index", "assignment__annotator__username", "label")
     mapping = label_map or {}
+    # One string object per distinct name and label, not one per row: a million rows hold a few strings.
+    strings: dict[str, str] = {}
     for item_id, unit_index, annotator, label in rows.iterator(chunk_size=10000):
-        labelled[(item_id, unit_index)][annotator] = mapping.get(label, label)
+        label = mapping.get(label, label)
+        labelled[(item_id, unit_index)][strings.setdefault(annotator, annotator)] = strings.setdefault(label, label)
     return dict(labelled)
 
 
@@ -350,10 +353,12 @@ def metric_values(*, dataset: Dataset, name: str, summary_ids: Iterable[int] | N
     if not variant:
         return dict(explanations.values_list("summary_id", "score"))
     values: dict[int, float | None] = {}
+    variant_known = False
     for summary_id, scores in explanations.values_list("summary_id", "scores"):
+        variant_known = variant_known or variant in (scores or {})
         value = (scores or {}).get(variant)
         values[summary_id] = float(value) if isinstance(value, int | float) else None
-    if summary_ids is None and all(value is None for value in values.values()):
+    if summary_ids is None and not variant_known:
         known = ", ".join(metric_names(dataset=dataset)) or "none"
         raise AnalysisError(f"no metric {name!r} in dataset {dataset.name!r} (metrics: {known})")
     return values
