@@ -59,16 +59,8 @@ class SummaryAdmin(admin.ModelAdmin):
     inlines = [HumanScoreInline, MetricScoreInline]
 
 
-@admin.register(HumanScore)
-class HumanScoreAdmin(admin.ModelAdmin):
-    list_display = ["summary", "name", "value", "source"]
-    list_filter = ["name", "source"]
-    raw_id_fields = ["summary"]
-    list_select_related = ["summary__document__dataset"]
-
-
-@admin.register(MetricScore)
-class MetricScoreAdmin(admin.ModelAdmin):
+@admin.register(HumanScore, MetricScore)
+class SummaryScoreAdmin(admin.ModelAdmin):
     list_display = ["summary", "name", "value", "source"]
     list_filter = ["name", "source"]
     raw_id_fields = ["summary"]

@@ -6,7 +6,8 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
 
 def csv_chunks(rows: Iterable[dict[str, Any]], fields: Sequence[str], rows_per_chunk: int = 500) -> Iterator[str]:
@@ -39,3 +40,14 @@ def jsonl_chunks(rows: Iterable[dict[str, Any]], rows_per_chunk: int = 500) -> I
 
 
 EXPORT_FORMATS = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+
+
+def chunks_write(chunks: Iterable[str], *, output: Path | None, stdout: TextIO) -> None:
+    """Write streamed chunks to a file, or to the command's standard output when no file is given."""
+    if output is None:
+        for chunk in chunks:
+            stdout.write(chunk, ending="")  # type: ignore[call-arg]  # Django's OutputWrapper
+        return
+    with output.open("w", encoding="utf-8", newline="") as handle:
+        for chunk in chunks:
+            handle.write(chunk)

@@ -62,36 +62,37 @@ class Summary(models.Model):
         return f"{self.document} / {self.system}"
 
 
-class HumanScore(models.Model):
+class SummaryScore(models.Model):
+    """A named scalar attached to a summary by an import."""
+
+    name = models.CharField(max_length=100)
+    value = models.FloatField()
+    source = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["summary", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value:g}"
+
+
+class HumanScore(SummaryScore):
     """An imported gold score, e.g. Maynez et al.'s "Faithful" or FRANK's "Factuality"."""
 
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="human_scores")
-    name = models.CharField(max_length=100)
-    value = models.FloatField()
-    source = models.CharField(max_length=100, blank=True)
 
-    class Meta:
-        ordering = ["summary", "name"]
+    class Meta(SummaryScore.Meta):
         constraints = [models.UniqueConstraint(fields=["summary", "name"], name="human_score_unique")]
 
-    def __str__(self) -> str:
-        return f"{self.name}={self.value:g}"
 
-
-class MetricScore(models.Model):
-    """An imported scalar metric score, e.g. FRANK's FactCC output. Computed scores live in scoring.Explanation."""
+class MetricScore(SummaryScore):
+    """An imported metric score, e.g. FRANK's FactCC output. Computed scores live in scoring.Explanation."""
 
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="metric_scores")
-    name = models.CharField(max_length=100)
-    value = models.FloatField()
-    source = models.CharField(max_length=100, blank=True)
 
-    class Meta:
-        ordering = ["summary", "name"]
+    class Meta(SummaryScore.Meta):
         constraints = [models.UniqueConstraint(fields=["summary", "name"], name="metric_score_unique")]
-
-    def __str__(self) -> str:
-        return f"{self.name}={self.value:g}"
 
 
 class Study(models.Model):

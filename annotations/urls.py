@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotations.views import annotate, common, studies
+from annotations.views import analysis, annotate, common, studies
 
 urlpatterns = [
     path("", common.home, name="home"),
@@ -42,4 +42,24 @@ urlpatterns = [
         studies.study_example_remove,
         name="study_example_delete",
     ),
+    # Analyses and their downloads (annotations/views/analysis.py).
+    path("studies/<int:study_id>/analysis/", analysis.study_analysis, name="study_analysis"),
+    path(
+        "studies/<int:study_id>/summaries.<str:format_name>",
+        analysis.study_summaries_export,
+        name="study_summaries_export",
+    ),
+    path("datasets/", analysis.datasets, name="datasets"),
+    path("datasets/<int:dataset_id>/analysis/", analysis.dataset_analysis, name="dataset_analysis"),
+    path(
+        "datasets/<int:dataset_id>/summaries.<str:format_name>",
+        analysis.dataset_summaries_export,
+        name="dataset_summaries_export",
+    ),
+    path(
+        "datasets/<int:dataset_id>/judgements.<str:format_name>",
+        analysis.dataset_judgements_export,
+        name="dataset_judgements_export",
+    ),
+    path("analysis/items/<int:item_id>/", analysis.analysis_item, name="analysis_item"),
 ]

@@ -16,7 +16,6 @@ or one summary added to a document defined on another line or already in the dat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from annotations.importers.records import (
     SpanRecord,
     SummaryRecord,
     finite_score,
+    json_lines,
 )
 from annotations.tasks import TASKS
 
@@ -40,29 +40,20 @@ LABEL_KEYS = {"annotator", "task", "label", "units", "spans", "comment"}
 def parse(path: Path) -> ImportBatch:
     batch = ImportBatch(source_format="jsonl")
     seen_documents: dict[str, int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            origin = Origin(str(path), number)
-            try:
-                data = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise origin.error(f"not valid JSON ({exc.msg} at column {exc.colno})", "(line)") from exc
-            if not isinstance(data, dict):
-                raise origin.error(f"expected a JSON object, got {type(data).__name__}", "(line)")
-            if "document_id" in data:
-                batch.loose_summaries.append(_summary(data, origin, "", loose=True))
-                continue
-            document = _document(data, origin)
-            if document.external_id in seen_documents:
-                raise origin.error(
-                    f"document id {document.external_id!r} already appears on line "
-                    f"{seen_documents[document.external_id]}",
-                    "id",
-                )
-            seen_documents[document.external_id] = number
-            batch.documents.append(document)
+    for origin, data in json_lines(path):
+        if not isinstance(data, dict):
+            raise origin.error(f"expected a JSON object, got {type(data).__name__}", "(line)")
+        if "document_id" in data:
+            batch.loose_summaries.append(_summary(data, origin, "", loose=True))
+            continue
+        document = _document(data, origin)
+        if document.external_id in seen_documents:
+            raise origin.error(
+                f"document id {document.external_id!r} already appears on line {seen_documents[document.external_id]}",
+                "id",
+            )
+        seen_documents[document.external_id] = origin.line or 0
+        batch.documents.append(document)
     return batch
 
 

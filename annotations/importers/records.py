@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -69,6 +72,8 @@ class SummaryRecord:
     meta: dict[str, Any] = field(default_factory=dict)
     # Set when the summary is added to a document defined elsewhere (another line or the database).
     document_id: str | None = None
+    # Sentence offsets given by the source (e.g. FRANK's lines); None: the configured spaCy pipeline splits.
+    sentences: list[list[int]] | None = None
 
 
 @dataclass(slots=True)
@@ -79,6 +84,8 @@ class DocumentRecord:
     title: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
     summaries: list[SummaryRecord] = field(default_factory=list)
+    # Sentence offsets given by the source (e.g. FRANK's article lines); None: spaCy splits the text.
+    sentences: list[list[int]] | None = None
 
 
 @dataclass(slots=True)
@@ -98,3 +105,30 @@ def finite_score(value: Any, origin: Origin, field_name: str) -> float:
     if not math.isfinite(number):
         raise origin.error(f"expected a finite number, got {value!r}", field_name)
     return number
+
+
+def json_lines(path: Path, expected: str = "") -> Iterator[tuple[Origin, Any]]:
+    """The JSON value of every non-blank line with its origin; bad JSON names the line (and what was expected)."""
+    with path.open(encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            origin = Origin(str(path), number)
+            try:
+                yield origin, json.loads(raw)
+            except json.JSONDecodeError as exc:
+                hint = f"; expected {expected}" if expected else ""
+                raise origin.error(f"not valid JSON ({exc.msg} at column {exc.colno}){hint}", "(line)") from exc
+
+
+def joined_with_offsets(sentences: list[str]) -> tuple[str, list[list[int]]]:
+    """Sentences joined by single spaces, with each sentence's offsets in the result (blank ones skipped)."""
+    text, offsets = "", []
+    for sentence in (sentence.strip() for sentence in sentences):
+        if not sentence:
+            continue
+        if text:
+            text += " "
+        offsets.append([len(text), len(text) + len(sentence)])
+        text += sentence
+    return text, offsets

@@ -85,10 +85,6 @@ def assignment_next_open_id(*, user: AbstractUser) -> int | None:
     )
 
 
-def judgements_by_unit(*, assignment: Assignment) -> dict[int, str]:
-    return dict(assignment.judgements.values_list("unit_index", "label"))
-
-
 def saved_work(*, task_key: str, judgements: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Stored judgements in the shape the task views and drafts use: labels, notes, spans or an edit."""
     task = get_task(task_key)

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from annotations.models import Judgement, Study
+from annotations.analysis.enhanced import AGGREGATIONS
+from annotations.models import Dataset, Judgement, Study, Summary
+from annotations.selectors.analysis import (
+    enhanced_studies,
+    human_names,
+    human_values,
+    metric_names,
+    metric_values,
+    study_enhanced_scores,
+)
 
 EXPORT_FIELDS = (
     "study",
@@ -104,3 +113,77 @@ def study_judgement_rows(*, study: Study) -> Iterator[dict[str, Any]]:
             "explanation_model": model_ids or {},
             "explanation_config": config or {},
         }
+
+
+# --- the per-summary table --------------------------------------------------------------------------
+
+SUMMARY_FIELDS = ("dataset", "document", "summary", "summary_id", "system", "is_reference")
+SUMMARY_CHUNK = 2000
+
+
+def _enhanced_columns(dataset: Dataset, study: Study | None) -> list[tuple[Study, str, str, str]]:
+    """(study, task, aggregation, column) for every human-enhanced score the table carries."""
+    columns = []
+    for candidate, tasks in enhanced_studies(dataset=dataset):
+        if study is not None and candidate.pk != study.pk:
+            continue
+        prefix = "enhanced" if study is not None else f"enhanced:study{candidate.pk}"
+        columns += [(candidate, task, agg, f"{prefix}:{task}:{agg}") for task in tasks for agg in AGGREGATIONS]
+    return columns
+
+
+def summary_table_fields(*, dataset: Dataset, study: Study | None = None) -> list[str]:
+    return [
+        *SUMMARY_FIELDS,
+        *(f"human:{name}" for name in human_names(dataset=dataset)),
+        *(f"metric:{name}" for name in metric_names(dataset=dataset)),
+        *(column for *_, column in _enhanced_columns(dataset, study)),
+    ]
+
+
+def summary_table_rows(*, dataset: Dataset, study: Study | None = None) -> Iterator[dict[str, Any]]:
+    """One row per summary (of the study's items, or of the whole dataset): every metric score, imported
+    or computed, every human score and every human-enhanced score. Read a chunk of summaries at a time,
+    so memory stays flat however large the dataset."""
+    humans = human_names(dataset=dataset)
+    metrics = metric_names(dataset=dataset)
+    enhanced = _enhanced_columns(dataset, study)
+    summaries = Summary.objects.filter(document__dataset=dataset)
+    if study is not None:
+        summaries = summaries.filter(study_items__study_task__study=study).distinct()
+    rows = summaries.order_by("document__external_id", "external_id").values_list(
+        "pk", "document__external_id", "external_id", "system", "is_reference"
+    )
+    chunk: list[tuple[int, str, str, str, bool]] = []
+
+    def flush() -> Iterator[dict[str, Any]]:
+        ids = [row[0] for row in chunk]
+        columns: dict[str, dict[int, Any]] = {}
+        for name in humans:
+            columns[f"human:{name}"] = human_values(dataset=dataset, name=name, summary_ids=ids)
+        for name in metrics:
+            columns[f"metric:{name}"] = metric_values(dataset=dataset, name=name, summary_ids=ids)
+        by_study: dict[int, dict[tuple[str, str], dict[int, float | None]]] = {}
+        for source, task, aggregation, column in enhanced:
+            if source.pk not in by_study:
+                by_study[source.pk] = study_enhanced_scores(study=source, summary_ids=ids)
+            columns[column] = by_study[source.pk].get((task, aggregation), {})
+        for pk, document, external_id, system, is_reference in chunk:
+            row: dict[str, Any] = {
+                "dataset": dataset.name,
+                "document": document,
+                "summary": external_id,
+                "summary_id": pk,
+                "system": system,
+                "is_reference": is_reference,
+            }
+            row.update({column: values.get(pk) for column, values in columns.items()})
+            yield row
+
+    for row in rows.iterator(chunk_size=SUMMARY_CHUNK):
+        chunk.append(row)
+        if len(chunk) >= SUMMARY_CHUNK:
+            yield from flush()
+            chunk = []
+    if chunk:
+        yield from flush()

@@ -9,8 +9,9 @@ from django.contrib.auth.models import AbstractUser
 from django.db.models import Count, Q, QuerySet, Sum
 
 from annotations import roles
-from annotations.analysis.agreement import FleissKappa, fleiss_kappa
-from annotations.models import Assignment, Judgement, Study, StudyItem, StudyTask
+from annotations.analysis.agreement import FleissKappa
+from annotations.models import Assignment, Study, StudyItem, StudyTask
+from annotations.selectors.analysis import agreement_compute
 
 
 def studies_for_user(*, user: AbstractUser) -> QuerySet[Study]:
@@ -117,25 +118,8 @@ def study_task_progress(*, study: Study) -> dict[int, TaskProgress]:
     }
 
 
-def study_unit_ratings(
-    *, study_task: StudyTask, label_map: dict[str, str] | None = None
-) -> dict[tuple[int, int], list[str]]:
-    """Labels per (item, unit) from submitted assignments, optionally mapped (e.g. don't know -> incorrect)."""
-    ratings: dict[tuple[int, int], list[str]] = defaultdict(list)
-    rows = Judgement.objects.filter(
-        assignment__item__study_task=study_task, assignment__status=Assignment.Status.SUBMITTED
-    ).values_list("assignment__item_id", "unit_index", "label")
-    for item_id, unit_index, label in rows.iterator(chunk_size=5000):
-        ratings[(item_id, unit_index)].append((label_map or {}).get(label, label))
-    return ratings
-
-
-DONT_KNOW_AS_INCORRECT = {"dont_know": "incorrect"}
-
-
 def study_agreement(*, study_task: StudyTask, dont_know_as_incorrect: bool = False) -> FleissKappa:
     """Fleiss' kappa over the units of a study task (thesis Table 5.1; footnote 4 maps don't know)."""
-    ratings = study_unit_ratings(
-        study_task=study_task, label_map=DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else None
-    )
-    return fleiss_kappa(ratings)
+    return agreement_compute(
+        study_task=study_task, coefficient="fleiss", dont_know_as_incorrect=dont_know_as_incorrect
+    ).result

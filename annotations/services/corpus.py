@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from annotations.importers.records import ImportBatch, LabelRecord, SummaryRecord
 from annotations.models import (
@@ -85,7 +85,8 @@ def dataset_import(*, name: str, batch: ImportBatch, progress: ProgressFactory =
             )
     _check_unique_summaries(batch)
 
-    # Documents: create new ones, update changed ones; split sentences only where the text changed.
+    # Documents: create new ones, update changed ones; split sentences only where the text changed and
+    # the source gave no sentences of its own.
     to_split: list[tuple[Document, str]] = []
     new_documents: list[Document] = []
     changed_documents: list[Document] = []
@@ -94,9 +95,13 @@ def dataset_import(*, name: str, batch: ImportBatch, progress: ProgressFactory =
         if document is None:
             document = Document(dataset=dataset, external_id=record.external_id)
             new_documents.append(document)
-        elif (document.text, document.title, document.meta) != (record.text, record.title, record.meta):
+        elif (document.text, document.title, document.meta) != (record.text, record.title, record.meta) or (
+            record.sentences is not None and document.sentences != record.sentences
+        ):
             changed_documents.append(document)
-        if document.pk is None or document.text != record.text:
+        if record.sentences is not None:
+            document.sentences = record.sentences
+        elif document.pk is None or document.text != record.text:
             to_split.append((document, record.text))
         document.text, document.title, document.meta = record.text, record.title, record.meta
         documents[record.external_id] = document
@@ -120,9 +125,13 @@ def dataset_import(*, name: str, batch: ImportBatch, progress: ProgressFactory =
         if summary is None:
             summary = Summary(external_id=record.external_id)
             new_summaries.append(summary)
-        elif (summary.system, summary.text, summary.is_reference, summary.meta) != values:
+        elif (summary.system, summary.text, summary.is_reference, summary.meta) != values or (
+            record.sentences is not None and summary.sentences != record.sentences
+        ):
             changed_summaries.append(summary)
-        if summary.pk is None or summary.text != record.text:
+        if record.sentences is not None:
+            summary.sentences = record.sentences
+        elif summary.pk is None or summary.text != record.text:
             summary_split.append((summary, record.text))
         summary.system, summary.text, summary.is_reference, summary.meta = values
         summaries[key] = summary
@@ -170,7 +179,21 @@ def dataset_import(*, name: str, batch: ImportBatch, progress: ProgressFactory =
     if labelled:
         report.labelled_summaries = len(labelled)
         report.judgements = _import_labels(dataset, labelled)
+    _refresh_planner_statistics()
     return report
+
+
+def _refresh_planner_statistics() -> None:
+    """PostgreSQL plans the analyses' streamed (cursor) queries from table statistics; right after a bulk
+    import they still describe the empty tables, and a join over thousands of rows then takes seconds
+    instead of milliseconds. ANALYZE samples the tables anew (it runs inside the import's transaction)."""
+    if connection.vendor != "postgresql":
+        return
+    tables = [
+        model._meta.db_table for model in (Document, Summary, HumanScore, MetricScore, StudyItem, Assignment, Judgement)
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {', '.join(tables)}")
 
 
 def _check_unique_summaries(batch: ImportBatch) -> None:

@@ -5,16 +5,32 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.models import Study, StudyTask
-from annotations.selectors.studies import study_agreement
+from annotations.analysis.agreement import LEVELS
+from annotations.models import Dataset, Study, StudyTask
+from annotations.selectors.analysis import COEFFICIENTS, SPAN_UNITS, AnalysisError, agreement_compute, study_task_get
 
 
 class Command(BaseCommand):
-    help = "Fleiss' kappa of a study task over the units of its complete items."
+    help = (
+        "Inter-annotator agreement of a study task or of a dataset's imported judgements: Fleiss' kappa, "
+        "Krippendorff's alpha or FEQA's percent agreement."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--study", type=int, required=True)
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--study", type=int, help="study id")
+        source.add_argument("--dataset", help="dataset name: its imported judgements (needs --task)")
         parser.add_argument("--task", help="task key (default: the study's only task)")
+        parser.add_argument("--coefficient", choices=COEFFICIENTS, default="fleiss")
+        parser.add_argument(
+            "--level", choices=LEVELS, default="nominal", help="Krippendorff's level of measurement (default nominal)"
+        )
+        parser.add_argument(
+            "--span-unit",
+            choices=SPAN_UNITS,
+            default="word",
+            help="span tasks: agree on each summary word (hallucinated or not) or on each summary (any span)",
+        )
         parser.add_argument(
             "--dont-know-as-incorrect",
             action="store_true",
@@ -22,30 +38,51 @@ class Command(BaseCommand):
         )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        tasks = StudyTask.objects.filter(study_id=options["study"]).order_by("task")
-        if not Study.objects.filter(pk=options["study"]).exists():
-            raise CommandError(f"No study with id {options['study']}.")
-        if options["task"]:
-            tasks = tasks.filter(task=options["task"])
-        tasks = list(tasks)
+    def _study_task(self, options: dict[str, Any]) -> StudyTask:
+        try:
+            if options["dataset"] is not None:
+                if not options["task"]:
+                    raise CommandError("--dataset needs --task (e.g. --task factuality).")
+                dataset = Dataset.objects.filter(name=options["dataset"]).first()
+                if dataset is None:
+                    raise CommandError(f"No dataset named {options['dataset']!r}.")
+                return study_task_get(task=options["task"], dataset=dataset)
+            study = Study.objects.filter(pk=options["study"]).first()
+            if study is None:
+                raise CommandError(f"No study with id {options['study']}.")
+            if options["task"]:
+                return study_task_get(task=options["task"], study=study)
+            tasks = list(StudyTask.objects.filter(study=study).select_related("study__dataset").order_by("task"))
+        except AnalysisError as exc:
+            raise CommandError(str(exc)) from exc
         if len(tasks) != 1:
-            choices = ", ".join(StudyTask.objects.filter(study_id=options["study"]).values_list("task", flat=True))
+            choices = ", ".join(task.task for task in tasks)
             raise CommandError(f"Choose one task with --task (this study has: {choices or 'none'}).")
-        result = study_agreement(study_task=tasks[0], dont_know_as_incorrect=options["dont_know_as_incorrect"])
-        data = {
-            "study": options["study"],
-            "task": tasks[0].task,
-            "dont_know_as_incorrect": options["dont_know_as_incorrect"],
-            **result.as_dict(),
-        }
+        return tasks[0]
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        study_task = self._study_task(options)
+        try:
+            report = agreement_compute(
+                study_task=study_task,
+                coefficient=options["coefficient"],
+                level=options["level"],
+                dont_know_as_incorrect=options["dont_know_as_incorrect"],
+                span_unit=options["span_unit"],
+            )
+        except AnalysisError as exc:
+            raise CommandError(str(exc)) from exc
+        data = report.as_dict()
         if options["json"]:
             self.stdout.write(json.dumps(data))
             return
+        result = report.result
+        name = {"fleiss": "Fleiss' kappa", "krippendorff": f"Krippendorff's alpha ({options['level']})"}.get(
+            report.coefficient, "Percent agreement"
+        )
         value = "undefined" if result.value is None else f"{result.value:.3f}"
         self.stdout.write(
-            f"Fleiss' kappa ({tasks[0].task}): {value} over {result.n_items} complete units "
-            f"({result.n_dropped} dropped, {result.raters_per_item} raters each)"
+            f"{name} ({study_task.task}): {value} over {result.n_items} units ({result.n_dropped} dropped)"
         )
         if result.reason:
             self.stdout.write(result.reason)

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.exports import jsonl_chunks
+from annotations.exports import chunks_write, jsonl_chunks
 from annotations.models import Dataset
 from annotations.selectors.corpus import dataset_jsonl_records
 
@@ -28,10 +28,4 @@ class Command(BaseCommand):
             dataset=dataset, limit=options["documents"], max_sentences=options["max_sentences"]
         )
         chunks = jsonl_chunks(records)
-        if options["output"] is None:
-            for chunk in chunks:
-                self.stdout.write(chunk, ending="")
-            return
-        with options["output"].open("w", encoding="utf-8") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
+        chunks_write(chunks, output=options["output"], stdout=self.stdout)

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.exports import EXPORT_FORMATS, csv_chunks, jsonl_chunks
+from annotations.exports import EXPORT_FORMATS, chunks_write, csv_chunks, jsonl_chunks
 from annotations.models import Study
 from annotations.selectors.exports import EXPORT_FIELDS, study_judgement_rows
 
@@ -14,21 +14,25 @@ class Command(BaseCommand):
     help = "Write every judgement of a study as CSV or JSON lines (streamed)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--study", type=int, required=True)
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--study", type=int)
+        source.add_argument("--dataset", help="the dataset's imported judgements (crowd labels)")
         parser.add_argument("--format", choices=sorted(EXPORT_FORMATS), default="csv", dest="format_name")
         parser.add_argument("--output", type=Path, help="file to write (default: standard output)")
 
-    def handle(self, *args: Any, study: int, format_name: str, output: Path | None, **options: Any) -> None:
-        try:
-            study_obj = Study.objects.select_related("dataset").get(pk=study)
-        except Study.DoesNotExist:
-            raise CommandError(f"No study with id {study}.") from None
+    def handle(
+        self, *args: Any, study: int | None, dataset: str | None, format_name: str, output: Path | None, **options: Any
+    ) -> None:
+        studies = Study.objects.select_related("dataset")
+        if dataset is not None:
+            study_obj = studies.filter(dataset__name=dataset, kind=Study.Kind.IMPORTED).first()
+            if study_obj is None:
+                raise CommandError(f"No imported judgements in a dataset named {dataset!r}.")
+        else:
+            try:
+                study_obj = studies.get(pk=study)
+            except Study.DoesNotExist:
+                raise CommandError(f"No study with id {study}.") from None
         rows = study_judgement_rows(study=study_obj)
         chunks = csv_chunks(rows, EXPORT_FIELDS) if format_name == "csv" else jsonl_chunks(rows)
-        if output is None:
-            for chunk in chunks:
-                self.stdout.write(chunk, ending="")
-            return
-        with output.open("w", encoding="utf-8", newline="") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
+        chunks_write(chunks, output=output, stdout=self.stdout)
