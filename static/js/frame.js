@@ -300,6 +300,11 @@
       { keys: ["Ctrl+Enter"], label: "submit (also while typing)" },
       { keys: ["m"], label: "write a note or comment", run: () => commentEl.focus() },
       { keys: ["Esc"], label: "leave a text field (then the shortcuts work again) or close a window" },
+      {
+        keys: ["d"],
+        label: "show or hide the task description",
+        run: () => document.querySelector(".task-description").toggleAttribute("open"),
+      },
       { keys: ["v"], label: "view the annotated examples", run: () => examplesButton.disabled || openDialog(examplesEl) },
       { keys: ["?"], label: "this help", run: () => openDialog(helpEl) },
     ];

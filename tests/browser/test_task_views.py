@@ -154,6 +154,9 @@ def test_it_judges_summary_factuality_with_one_key(
 ) -> None:
     assignment = open_item(page, live_server, alice, "factuality")
     assert page.locator("#submit").is_disabled()
+    page.keyboard.press("d")  # the description folds away, and stays folded on the next item
+    assert page.locator(".task-description").get_attribute("open") is None
+    assert page.evaluate("localStorage.getItem('faithanno:description-closed:factuality')") == "1"
     page.keyboard.press("2")
     submit_with_keyboard(page, assignment)
     assert stored(assignment) == {0: ("no", "")}
@@ -325,7 +328,7 @@ def test_it_fits_a_tablet_and_lists_every_shortcut_in_the_help(
             assert page.locator("#submit").is_visible()
             page.locator("#open-help").tap()
             help_text = page.locator("#help").text_content()
-            for key in ("Ctrl+Enter", "?", "n", "p", "c", "v", "m"):
+            for key in ("Ctrl+Enter", "?", "n", "p", "c", "v", "m", "d"):
                 assert key in help_text, (task, key)
             page.keyboard.press("Escape")
     finally:
