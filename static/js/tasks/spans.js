@@ -27,6 +27,7 @@
     completeEl.checked = Boolean(initial.complete);
     let cursor = 0;
     let anchor = null; // start of a keyboard selection
+    let picked = null; // the last words selected by mouse or touch (a tap on a button may clear the selection)
 
     frame.renderText(
       summaryEl,
@@ -49,16 +50,21 @@
       );
     }
 
-    function selection() {
-      // The keyboard selection, else the mouse selection inside the summary, else the word at the cursor.
-      if (anchor !== null) return [Math.min(anchor, cursor), Math.max(anchor, cursor)];
+    function nativeWords() {
       const native = window.getSelection();
-      if (native && !native.isCollapsed && summaryEl.contains(native.anchorNode) && summaryEl.contains(native.focusNode)) {
-        const touched = wordEls.filter((el) => native.containsNode(el, true)).map((el) => Number(el.dataset.i));
-        if (touched.length) return [Math.min(...touched), Math.max(...touched)];
-      }
-      return [cursor, cursor];
+      if (!native || native.isCollapsed || !summaryEl.contains(native.anchorNode) || !summaryEl.contains(native.focusNode)) return null;
+      const touched = wordEls.filter((el) => native.containsNode(el, true)).map((el) => Number(el.dataset.i));
+      return touched.length ? [Math.min(...touched), Math.max(...touched)] : null;
     }
+    function selection() {
+      // The keyboard selection, else the mouse or touch selection in the summary, else the word at the cursor.
+      if (anchor !== null) return [Math.min(anchor, cursor), Math.max(anchor, cursor)];
+      return nativeWords() || picked || [cursor, cursor];
+    }
+    document.addEventListener("selectionchange", () => {
+      const words = nativeWords();
+      if (words) picked = words;
+    });
     function spanAt(i) {
       return spans.findIndex((s) => s.first <= i && i <= s.last);
     }
@@ -82,6 +88,7 @@
         spans.sort((a, b) => a.first - b.first);
       }
       anchor = null;
+      picked = null;
       cursor = last;
       const native = window.getSelection();
       if (native) native.removeAllRanges();
@@ -130,6 +137,7 @@
     }
     function moveCursor(step, extend) {
       if (!words.length) return;
+      picked = null;
       if (extend && anchor === null) anchor = cursor;
       if (!extend) anchor = null;
       cursor = Math.max(0, Math.min(words.length - 1, cursor + step));
@@ -151,6 +159,7 @@
       if (word && (!native || native.isCollapsed)) {
         cursor = Number(word.dataset.i);
         anchor = null;
+        picked = null;
         draw();
       }
     });
