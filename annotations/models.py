@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import models
+from django.utils import timezone
 
 
 class Dataset(models.Model):
@@ -109,6 +110,12 @@ class Study(models.Model):
     )
     researchers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="researched_studies", blank=True)
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="annotated_studies", blank=True)
+    # The thesis's design: nobody judges the same summary in two tasks, so one task cannot prime another.
+    one_task_per_summary = models.BooleanField(default=False)
+    # Open assignments nobody touched for this long go to another annotator; null: never.
+    reclaim_after_hours = models.PositiveIntegerField(null=True, blank=True)
+    # How the items were chosen (mode, size, seed, scores compared), kept so a study can be reproduced.
+    selection = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -128,6 +135,8 @@ class StudyTask(models.Model):
     guidelines_version = models.PositiveIntegerField(default=1)
     # The explanation configuration whose payload defines the units (e.g. which BERTScore alignments).
     explanation_config_hash = models.CharField(max_length=64, blank=True)
+    # Task settings, e.g. the BUMP protocol's mode and the error types it asks for.
+    options = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["study", "task"]
@@ -135,6 +144,54 @@ class StudyTask(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study} / {self.task}"
+
+
+class GuidelinesVersion(models.Model):
+    """Every text the guidelines of a study task ever had; assignments record the version they were made under."""
+
+    study_task = models.ForeignKey(StudyTask, on_delete=models.CASCADE, related_name="guideline_versions")
+    version = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study_task", "-version"]
+        constraints = [models.UniqueConstraint(fields=["study_task", "version"], name="guidelines_version_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.study_task} v{self.version}"
+
+
+class StudyExample(models.Model):
+    """A fully annotated item shown in the "View examples" modal, annotated by a researcher in the task view.
+
+    Its labels live here, not in Judgement: examples are guidance, never data for agreement or exports.
+    """
+
+    study_task = models.ForeignKey(StudyTask, on_delete=models.CASCADE, related_name="examples")
+    summary = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="study_examples")
+    explanation = models.ForeignKey(
+        "scoring.Explanation", on_delete=models.PROTECT, null=True, blank=True, related_name="study_examples"
+    )
+    params = models.JSONField(default=dict, blank=True)
+    # [{"unit_index", "unit_text", "label", "start", "end", "note", "data"}], as a submission stores them.
+    judgements = models.JSONField(default=list, blank=True)
+    explanation_text = models.TextField(blank=True, help_text="why the example is labelled this way")
+    position = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    annotated_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study_task", "position", "pk"]
+
+    def __str__(self) -> str:
+        return f"example {self.position} of {self.study_task}"
 
 
 class StudyItem(models.Model):
@@ -145,6 +202,8 @@ class StudyItem(models.Model):
         "scoring.Explanation", on_delete=models.PROTECT, null=True, blank=True, related_name="study_items"
     )
     position = models.PositiveIntegerField(default=0)
+    # Per-item task parameters, e.g. the error type a BUMP edit must introduce.
+    params = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["study_task", "position"]
@@ -158,6 +217,8 @@ class Assignment(models.Model):
     class Status(models.TextChoices):
         ASSIGNED = "assigned", "To do"
         SUBMITTED = "submitted", "Done"
+        # Untouched for too long and given to someone else; kept (with any draft) so the move is visible.
+        RECLAIMED = "reclaimed", "Given to someone else"
 
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
@@ -165,7 +226,15 @@ class Assignment(models.Model):
     position = models.PositiveIntegerField(default=0, help_text="order in the annotator's queue")
     comment = models.TextField(blank=True)
     time_spent = models.FloatField(default=0.0, help_text="seconds of active work, summed over visits")
+    # The guidelines version the annotator was shown when submitting; every judgement of the assignment is
+    # written by that one submission, so this is each judgement's version.
     guidelines_version = models.PositiveIntegerField(null=True, blank=True)
+    # Unsubmitted work, saved as the annotator goes, so a reload or another device continues it.
+    draft = models.JSONField(default=dict, blank=True)
+    draft_saved_at = models.DateTimeField(null=True, blank=True)
+    # Last time the annotator opened the item or saved a draft: an assignment untouched for the study's
+    # reclaim time goes to someone else.
+    touched_at = models.DateTimeField(default=timezone.now)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -173,7 +242,7 @@ class Assignment(models.Model):
     class Meta:
         ordering = ["annotator", "position"]
         constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_annotator")]
-        indexes = [models.Index(fields=["annotator", "status"])]
+        indexes = [models.Index(fields=["annotator", "status"]), models.Index(fields=["status", "touched_at"])]
 
     def __str__(self) -> str:
         return f"{self.item} -> {self.annotator}"

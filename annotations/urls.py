@@ -8,10 +8,40 @@ urlpatterns = [
     path("annotate/next/", annotate.annotate_next, name="annotate_next"),
     path("annotate/<int:assignment_id>/", annotate.annotate, name="annotate"),
     path("annotate/<int:assignment_id>/submit/", annotate.annotate_submit, name="annotate_submit"),
+    path("annotate/<int:assignment_id>/draft/", annotate.annotate_draft, name="annotate_draft"),
     path("studies/", studies.studies, name="studies"),
     path("studies/new/", studies.study_new, name="study_new"),
     path("studies/<int:study_id>/", studies.study_detail, name="study_detail"),
     path("studies/<int:study_id>/judgements.<str:format_name>", studies.study_export, name="study_export"),
+    # study management (issue 4)
+    path("studies/<int:study_id>/settings/", studies.study_settings, name="study_settings"),
+    path("studies/<int:study_id>/annotators/", studies.study_annotators, name="study_annotators"),
+    path("studies/<int:study_id>/reclaim/", studies.study_reclaim, name="study_reclaim"),
+    path(
+        "studies/<int:study_id>/tasks/<int:task_id>/guidelines/",
+        studies.study_task_guidelines,
+        name="study_task_guidelines",
+    ),
+    path(
+        "studies/<int:study_id>/tasks/<int:task_id>/examples/",
+        studies.study_task_examples,
+        name="study_task_examples",
+    ),
+    path(
+        "studies/<int:study_id>/examples/<int:example_id>/",
+        studies.study_example_annotate,
+        name="study_example_annotate",
+    ),
+    path(
+        "studies/<int:study_id>/examples/<int:example_id>/submit/",
+        studies.study_example_submit,
+        name="study_example_submit",
+    ),
+    path(
+        "studies/<int:study_id>/examples/<int:example_id>/delete/",
+        studies.study_example_remove,
+        name="study_example_delete",
+    ),
     # Analyses and their downloads (annotations/views/analysis.py).
     path("studies/<int:study_id>/analysis/", analysis.study_analysis, name="study_analysis"),
     path(

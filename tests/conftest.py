@@ -139,3 +139,26 @@ def units_of(assignment: Any) -> list[Any]:
     from annotations.selectors.assignments import item_units
 
     return item_units(assignment.item)
+
+
+@pytest.fixture
+def task_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser) -> Any:
+    """rita's study with every task over the small dataset, judged by alice and bob (k = 2).
+
+    QGQA and entailment read qags_cloze and entailment explanations built by tests/factories.py (test
+    data that follows docs/EXPLANATIONS.md); BUMP edits the three reference summaries.
+    """
+    from annotations.models import Summary
+    from annotations.services.studies import study_create
+    from annotations.tasks import STUDY_TASKS
+    from tests.factories import explain_dataset_for_qgqa_and_entailment
+
+    explain_dataset_for_qgqa_and_entailment(list(Summary.objects.filter(document__dataset=scored_dataset)))
+    return study_create(
+        name="All tasks",
+        dataset=scored_dataset,
+        tasks=list(STUDY_TASKS),
+        annotators=[alice, bob],
+        annotators_per_item=2,
+        created_by=rita,
+    ).study

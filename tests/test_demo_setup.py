@@ -7,8 +7,15 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from annotations import roles
-from annotations.management.commands.demo_setup import DEMO_DATASET, DEMO_PASSWORD, DEMO_STUDY
-from annotations.models import Assignment, Document, Study, Summary
+from annotations.management.commands.demo_setup import (
+    DEMO_BUMP,
+    DEMO_DATASET,
+    DEMO_PASSWORD,
+    DEMO_PROTOCOLS,
+    DEMO_STUDY,
+    _majority_spans,
+)
+from annotations.models import Assignment, Document, Study, StudyExample, StudyItem, Summary
 from scoring.models import Explanation
 
 pytestmark = pytest.mark.django_db
@@ -33,6 +40,25 @@ def test_it_sets_up_the_demo_once_and_prints_the_accounts() -> None:
     assert Assignment.objects.filter(item__study_task__study=study).count() == 24
     assert Study.objects.filter(kind=Study.Kind.IMPORTED, dataset__name=DEMO_DATASET).exists()
 
+    protocols = Study.objects.get(name=DEMO_PROTOCOLS)
+    assert set(protocols.tasks.values_list("task", flat=True)) >= {
+        "sentence_consistency",
+        "feqa",
+        "hallucination_spans",
+    }
+    assert protocols.selection["mode"] == "controversial" and protocols.selection["max_sentences"] == 15
+    items = StudyItem.objects.filter(study_task__study=protocols)
+    assert items.filter(study_task__task="feqa").count() == 4
+    assert all(item.assignments.count() == 2 for item in items)
+    examples = StudyExample.objects.filter(study_task__study=protocols).exclude(annotated_at=None)
+    assert examples.filter(study_task__task="hallucination_spans").count() == 3
+    assert not examples.filter(summary__in=items.values("summary")).exists()
+    marked = [e for e in examples.filter(study_task__task="hallucination_spans") if e.judgements]
+    assert len(marked) == 2 and all(j["label"] in ("intrinsic", "extrinsic") for e in marked for j in e.judgements)
+    bump = Study.objects.get(name=DEMO_BUMP)
+    assert not StudyItem.objects.filter(study_task__study=bump, summary__is_reference=False).exists()
+    assert StudyItem.objects.filter(study_task__study=bump).count() == 6
+
     before = (Summary.objects.count(), Explanation.objects.count(), Assignment.objects.count(), users.count())
     call_command("demo_setup", stdout=io.StringIO(), stderr=io.StringIO())
     assert (
@@ -41,3 +67,14 @@ def test_it_sets_up_the_demo_once_and_prints_the_accounts() -> None:
         Assignment.objects.count(),
         users.count(),
     ) == before
+
+
+def test_it_takes_the_spans_most_crowd_workers_agree_on() -> None:
+    text = "A man was hit by a lorry in Dumfries on Monday."
+    workers = [
+        [(28, 36, "extrinsic"), (40, 46, "extrinsic")],
+        [(25, 36, "intrinsic"), (40, 46, "extrinsic")],
+        [(28, 36, "extrinsic")],
+    ]
+    assert _majority_spans(text, workers) == [(28, 36, "extrinsic"), (40, 46, "extrinsic")]
+    assert _majority_spans(text, [[(0, 5, "intrinsic")], [], []]) == []

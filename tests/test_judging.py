@@ -115,7 +115,7 @@ def test_it_reopens_a_submitted_item_with_its_labels(bertscore_study: Study, ali
     assert page.status_code == 200
     state = page.context["state"]
     assert state["submitted"] is True
-    assert state["labels"] == {str(u.index): "dont_know" for u in units}
+    assert state["saved"]["labels"] == {str(u.index): "dont_know" for u in units}
     dashboard = client.get(reverse("dashboard")).content.decode()
     assert f'href="{reverse("annotate", args=[assignment.pk])}" aria-label="Edit item 1"' in dashboard
 

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotations.models import Assignment, Dataset, Study
+from annotations.models import Assignment, Dataset, Study, Summary
 from annotations.services.studies import assignment_submit, study_create
 from tests.conftest import client_for, units_of
 
@@ -74,3 +74,84 @@ def test_it_keeps_the_study_pages_query_count_flat(
         )
     assert queries(lambda: client.get(detail)) == few_detail
     assert queries(lambda: client.get(reverse("studies"))) == few_list
+
+
+def test_it_keeps_every_task_views_query_count_flat(task_study: Study, alice: AbstractUser, rita: AbstractUser) -> None:
+    """Per task: the same number of queries for the item with the fewest and the most units (or text), and
+    after more items join the annotator's queue."""
+    from annotations.tasks import STUDY_TASKS
+
+    client = client_for(alice)
+    measured = {}
+    for task in STUDY_TASKS:
+        assignments = Assignment.objects.filter(annotator=alice, item__study_task__task=task).select_related(
+            "item__summary"
+        )
+        sizes = {a.pk: (len(units_of(a)), len(a.item.summary.text)) for a in assignments}
+        small, large = min(sizes, key=sizes.get), max(sizes, key=sizes.get)
+        assert sizes[small] < sizes[large], task
+        counts = {pk: queries(lambda pk=pk: client.get(reverse("annotate", args=[pk]))) for pk in (small, large)}
+        assert counts[small] == counts[large], (task, counts)
+        measured[task] = (large, counts[large])
+    study_create(
+        name="more work",
+        dataset=task_study.dataset,
+        tasks=["factuality", "feqa"],
+        annotators=[alice],
+        annotators_per_item=1,
+        created_by=rita,
+    )
+    for task, (pk, count) in measured.items():
+        assert queries(lambda pk=pk: client.get(reverse("annotate", args=[pk]))) == count, task
+
+
+def test_it_keeps_the_save_endpoints_and_the_examples_query_count_flat(
+    task_study: Study, alice: AbstractUser, rita: AbstractUser
+) -> None:
+    import json
+
+    from annotations.services.examples import study_example_annotate, study_example_create
+
+    client = client_for(alice)
+    assignments = Assignment.objects.filter(annotator=alice, item__study_task__task="bertscore")
+    sizes = {a.pk: len(units_of(a)) for a in assignments}
+    small, large = (
+        Assignment.objects.get(pk=min(sizes, key=sizes.get)),
+        Assignment.objects.get(pk=max(sizes, key=sizes.get)),
+    )
+
+    def save(kind: str, assignment: Assignment) -> Callable[[], object]:
+        body = {"labels": {str(u.index): "correct" for u in units_of(assignment)}}
+        data = json.dumps(body if kind == "annotate_submit" else {"draft": {"task": body}})
+        return lambda: client.post(reverse(kind, args=[assignment.pk]), data=data, content_type="application/json")
+
+    for kind in ("annotate_draft", "annotate_submit"):
+        assert queries(save(kind, small)) == queries(save(kind, large)), kind
+
+    study = study_create(
+        name="with examples",
+        dataset=task_study.dataset,
+        tasks=["factuality"],
+        annotators=[alice],
+        annotators_per_item=1,
+        created_by=rita,
+        sample_size=2,
+        seed=1,
+    ).study
+    study_task = study.tasks.get()
+    spare = list(
+        Summary.objects.filter(document__dataset=study.dataset)
+        .exclude(study_items__study_task=study_task)
+        .exclude(text="")
+    )
+    item = Assignment.objects.filter(item__study_task=study_task, annotator=alice).first()
+
+    def add_example(summary: Summary) -> None:
+        example = study_example_create(study_task=study_task, summary=summary, user=rita, explanation_text="why")
+        study_example_annotate(example=example, labels={"0": "yes"})
+
+    add_example(spare[0])
+    one = queries(lambda: client.get(reverse("annotate", args=[item.pk])))
+    for summary in spare[1:3]:
+        add_example(summary)
+    assert queries(lambda: client.get(reverse("annotate", args=[item.pk]))) == one

@@ -1,28 +1,51 @@
-"""Reads for annotators: their queue, their items, their labels."""
+"""Reads for annotators: their queue, their items, their own labels and the examples of a task."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractUser
 from django.db.models import QuerySet
 
-from annotations.models import Assignment, Study, StudyItem
+from annotations.models import Assignment, Study, StudyExample, StudyItem, StudyTask
 from annotations.tasks import Unit, get_task
 
 
 def assignment_for_user(*, assignment_id: int, user: AbstractUser) -> Assignment:
-    """Only the annotator's own assignment; anyone else's looks as if it did not exist."""
-    return Assignment.objects.select_related(
-        "item__study_task__study", "item__summary__document", "item__explanation"
-    ).get(pk=assignment_id, annotator=user)
+    """Only the annotator's own, live assignment; anyone else's looks as if it did not exist."""
+    return (
+        Assignment.objects.select_related("item__study_task__study", "item__summary__document", "item__explanation")
+        .exclude(status=Assignment.Status.RECLAIMED)
+        .get(pk=assignment_id, annotator=user)
+    )
 
 
 def assignments_for_annotator(*, user: AbstractUser) -> QuerySet[Assignment]:
-    """The annotator's queue across the studies they belong to, in the order work was handed out."""
+    """The annotator's queue across the studies they still belong to, in the order work was handed out."""
     return (
-        Assignment.objects.filter(annotator=user, item__study_task__study__kind=Study.Kind.STUDY)
-        .select_related("item__study_task__study", "item__summary__document")
+        Assignment.objects.filter(
+            annotator=user,
+            item__study_task__study__kind=Study.Kind.STUDY,
+            item__study_task__study__annotators=user,
+        )
+        .exclude(status=Assignment.Status.RECLAIMED)
+        # Document.__str__ falls back to the dataset's name when a document has no title.
+        .select_related("item__study_task__study", "item__summary__document__dataset")
+        # Lists show names, not texts: leave the long columns in the database.
+        .defer(
+            "draft",
+            "comment",
+            "item__summary__text",
+            "item__summary__sentences",
+            "item__summary__meta",
+            "item__summary__document__text",
+            "item__summary__document__sentences",
+            "item__summary__document__meta",
+            "item__study_task__study__selection",
+            "item__study_task__study__description",
+        )
         .order_by("item__study_task__study__created_at", "item__study_task__study_id", "position", "pk")
     )
 
@@ -52,18 +75,53 @@ def assignment_queue_position(*, assignment: Assignment) -> QueuePosition:
     )
 
 
-def assignment_next_open(*, user: AbstractUser) -> Assignment | None:
-    return assignments_for_annotator(user=user).filter(status=Assignment.Status.ASSIGNED).first()
+def assignment_next_open_id(*, user: AbstractUser) -> int | None:
+    """The first item still to do in the annotator's queue (only its id: the joins stay small)."""
+    return (
+        assignments_for_annotator(user=user)
+        .filter(status=Assignment.Status.ASSIGNED)
+        .values_list("pk", flat=True)
+        .first()
+    )
 
 
-def judgements_by_unit(*, assignment: Assignment) -> dict[int, str]:
-    return dict(assignment.judgements.values_list("unit_index", "label"))
+def saved_work(*, task_key: str, judgements: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Stored judgements in the shape the task views and drafts use: labels, notes, spans or an edit."""
+    task = get_task(task_key)
+    work: dict[str, Any] = {"labels": {}, "notes": {}, "spans": [], "edit": None}
+    for j in sorted(judgements, key=lambda j: j["unit_index"]):
+        if task.spans:
+            work["spans"].append({"start": j["start"], "end": j["end"], "label": j["label"]})
+        elif task.edit:
+            work["edit"] = {"text": j["data"].get("edited", ""), "label": j["label"], "note": j["note"]}
+        else:
+            work["labels"][str(j["unit_index"])] = j["label"]
+            if j["note"]:
+                work["notes"][str(j["unit_index"])] = j["note"]
+    return work
 
 
-def item_units(item: StudyItem) -> list[Unit]:
-    """The units an annotator judges in this item, from its frozen explanation or its summary."""
+def assignment_saved_work(*, assignment: Assignment) -> dict[str, Any]:
+    """The annotator's submitted work on an item (one query)."""
+    rows = assignment.judgements.values("unit_index", "label", "start", "end", "note", "data")
+    return saved_work(task_key=assignment.item.study_task.task, judgements=rows)
+
+
+def item_units(item: StudyItem | StudyExample) -> list[Unit]:
+    """The units an annotator judges in this item (or example), from its frozen explanation or its summary."""
     return get_task(item.study_task.task).units(
         summary_text=item.summary.text,
         summary_sentences=item.summary.sentences,
         payload=item.explanation.payload if item.explanation_id else None,
+        params=item.params,
+    )
+
+
+def task_examples(*, study_task: StudyTask) -> list[StudyExample]:
+    """The annotated examples of a task, in the order the researcher gave them."""
+    return list(
+        StudyExample.objects.filter(study_task=study_task)
+        .exclude(annotated_at=None)
+        .select_related("study_task", "summary__document", "explanation")
+        .order_by("position", "pk")
     )

@@ -6,11 +6,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 
 from annotations import roles
 from annotations.analysis.agreement import FleissKappa
-from annotations.models import Assignment, Study, StudyTask
+from annotations.models import Assignment, Study, StudyItem, StudyTask
 from annotations.selectors.analysis import agreement_compute
 
 
@@ -30,27 +30,92 @@ class AnnotatorProgress:
     assigned: int
     done: int
     seconds: float
+    user_id: int = 0
+    open: int = 0
+    reclaimed: int = 0  # items given to someone else after this annotator left them untouched
+    member: bool = True  # still an annotator of the study (removed annotators keep their submitted work)
 
 
 def study_progress(*, study: Study) -> list[AnnotatorProgress]:
-    rows = (
-        Assignment.objects.filter(item__study_task__study=study)
-        .values("annotator__username")
+    """Per annotator: items assigned (without those given away), done, open, given away, active time."""
+    live = ~Q(status=Assignment.Status.RECLAIMED)
+    rows = {
+        row["annotator"]: row
+        for row in Assignment.objects.filter(item__study_task__study=study)
+        .values("annotator", "annotator__username")
         .annotate(
-            assigned=Count("id"),
+            assigned=Count("id", filter=live),
             done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+            reclaimed=Count("id", filter=Q(status=Assignment.Status.RECLAIMED)),
+            seconds=Sum("time_spent"),
         )
-        .order_by("annotator__username")
+    }
+    members = dict(study.annotators.values_list("pk", "username"))
+    result = []
+    for user_id in set(rows) | set(members):
+        row = rows.get(user_id, {})
+        assigned, done = row.get("assigned", 0), row.get("done", 0)
+        result.append(
+            AnnotatorProgress(
+                username=row.get("annotator__username") or members[user_id],
+                assigned=assigned,
+                done=done,
+                seconds=row.get("seconds") or 0.0,
+                user_id=user_id,
+                open=assigned - done,
+                reclaimed=row.get("reclaimed", 0),
+                member=user_id in members,
+            )
+        )
+    return sorted(result, key=lambda progress: progress.username)
+
+
+@dataclass(frozen=True)
+class TaskProgress:
+    study_task_id: int
+    items: int
+    complete_items: int  # items with all k judgements submitted
+    assignments: int
+    done: int
+    seconds: float
+
+
+def study_task_progress(*, study: Study) -> dict[int, TaskProgress]:
+    """Per study task: items, items with k submitted judgements, assignments done; three grouped queries."""
+    items = dict(
+        StudyItem.objects.filter(study_task__study=study)
+        .values("study_task")
+        .annotate(n=Count("id"))
+        .values_list("study_task", "n")
     )
-    seconds: dict[str, float] = defaultdict(float)
-    for username, spent in Assignment.objects.filter(item__study_task__study=study).values_list(
-        "annotator__username", "time_spent"
+    complete: dict[int, int] = defaultdict(int)
+    for task_id, submitted in (
+        Assignment.objects.filter(item__study_task__study=study, status=Assignment.Status.SUBMITTED)
+        .values("item__study_task", "item")
+        .annotate(n=Count("id"))
+        .values_list("item__study_task", "n")
     ):
-        seconds[username] += spent
-    return [
-        AnnotatorProgress(row["annotator__username"], row["assigned"], row["done"], seconds[row["annotator__username"]])
-        for row in rows
-    ]
+        complete[task_id] += submitted >= study.annotators_per_item
+    work = {
+        row["item__study_task"]: row
+        for row in Assignment.objects.filter(item__study_task__study=study)
+        .exclude(status=Assignment.Status.RECLAIMED)
+        .values("item__study_task")
+        .annotate(
+            n=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)), seconds=Sum("time_spent")
+        )
+    }
+    return {
+        task_id: TaskProgress(
+            study_task_id=task_id,
+            items=n,
+            complete_items=complete[task_id],
+            assignments=work.get(task_id, {}).get("n", 0),
+            done=work.get(task_id, {}).get("done", 0),
+            seconds=work.get(task_id, {}).get("seconds") or 0.0,
+        )
+        for task_id, n in items.items()
+    }
 
 
 def study_agreement(*, study_task: StudyTask, dont_know_as_incorrect: bool = False) -> FleissKappa:

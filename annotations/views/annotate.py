@@ -1,8 +1,6 @@
-"""Annotator pages: the dashboard, the annotation view and its submission endpoint."""
+"""Annotator pages: the dashboard, the annotation view, its draft and submission endpoints."""
 
 from __future__ import annotations
-
-import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -12,16 +10,25 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations.models import Assignment
+from annotations.minimal_edit import edit_diff
+from annotations.models import Assignment, Study
 from annotations.selectors import assignments as selectors
-from annotations.services.studies import assignment_submit
+from annotations.services.studies import (
+    assignment_draft_save,
+    assignment_submit,
+    assignment_touch,
+    assignments_reclaim,
+)
 from annotations.tasks import get_task
+from annotations.views.frame import frame_context, json_body, submission_parts, task_state
 
 
 @login_required
 @require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
     assignments = list(selectors.assignments_for_annotator(user=request.user))
+    for assignment in assignments:
+        assignment.task_name = get_task(assignment.item.study_task.task).name
     remaining = sum(1 for a in assignments if a.status == Assignment.Status.ASSIGNED)
     return render(
         request,
@@ -33,11 +40,16 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def annotate_next(request: HttpRequest) -> HttpResponse:
-    assignment = selectors.assignment_next_open(user=request.user)
-    if assignment is None:
+    assignment_id = selectors.assignment_next_open_id(user=request.user)
+    if assignment_id is None:
+        # Nothing left here: take over work that others left untouched for longer than their study allows.
+        for study in Study.objects.filter(annotators=request.user).exclude(reclaim_after_hours=None):
+            assignments_reclaim(study=study)
+        assignment_id = selectors.assignment_next_open_id(user=request.user)
+    if assignment_id is None:
         messages.success(request, "Everything assigned to you is done. Thank you!")
         return redirect("dashboard")
-    return redirect("annotate", assignment_id=assignment.pk)
+    return redirect("annotate", assignment_id=assignment_id)
 
 
 def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
@@ -51,23 +63,23 @@ def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
 @require_GET
 def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = _own_assignment(request, assignment_id)
+    assignment_touch(assignment=assignment)
     item = assignment.item
     task = get_task(item.study_task.task)
-    units = selectors.item_units(item)
     queue = selectors.assignment_queue_position(assignment=assignment)
-    document = item.summary.document
+    submitted = assignment.status == Assignment.Status.SUBMITTED
     state = {
-        "assignmentId": assignment.pk,
-        "task": task.key,
-        "summary": item.summary.text,
-        "document": document.text,
-        "sentences": document.sentences,
-        "units": [{"index": u.index, "text": u.text, "start": u.start, "end": u.end, **dict(u.extra)} for u in units],
-        "choices": [{"value": c.value, "label": c.label, "key": c.key} for c in task.choices],
-        "labels": {str(k): v for k, v in selectors.judgements_by_unit(assignment=assignment).items()},
+        **task_state(task=task, item=item, units=selectors.item_units(item)),
+        "mode": "assignment",
+        "draftKey": f"faithanno:draft:{assignment.pk}",
+        "saved": selectors.assignment_saved_work(assignment=assignment),
+        "draft": assignment.draft or None,
         "comment": assignment.comment,
-        "submitted": assignment.status == Assignment.Status.SUBMITTED,
+        "submitted": submitted,
+        "submittedAt": assignment.submitted_at.timestamp() * 1000 if assignment.submitted_at else None,
+        "guidelinesVersion": item.study_task.guidelines_version,
         "submitUrl": reverse("annotate_submit", args=[assignment.pk]),
+        "draftUrl": reverse("annotate_draft", args=[assignment.pk]),
         "nextUrl": reverse("annotate", args=[queue.next_id]) if queue.next_id else None,
         "previousUrl": reverse("annotate", args=[queue.previous_id]) if queue.previous_id else None,
         "continueUrl": reverse("annotate_next"),
@@ -76,45 +88,86 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
     return render(
         request,
         "annotations/annotate.html",
-        {
-            "assignment": assignment,
-            "task": task,
-            "queue": queue,
-            "units": units,
-            "state": state,
-            "guidelines": item.study_task.guidelines,
-        },
+        frame_context(
+            study_task=item.study_task,
+            task=task,
+            state=state,
+            examples=selectors.task_examples(study_task=item.study_task),
+            assignment=assignment,
+            queue=queue,
+        ),
     )
+
+
+def _assignment_or_404(assignment_id: int) -> Assignment:
+    assignment = (
+        Assignment.objects.filter(pk=assignment_id)
+        .select_related("item__study_task", "item__summary")
+        .only("pk", "annotator_id", "status", "item__study_task__task", "item__summary__text")
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such item.")
+    return assignment
 
 
 @login_required
 @require_POST
 def annotate_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = Assignment.objects.filter(pk=assignment_id).only("pk", "annotator_id").first()
-    if assignment is None:
-        raise Http404("No such item.")
+    assignment = _assignment_or_404(assignment_id)
+    body = json_body(request)
+    if isinstance(body, JsonResponse):
+        return body
     try:
-        body = json.loads(request.body or b"{}")
-        labels = body["labels"]
-        if not isinstance(labels, dict):
-            raise TypeError("labels must be an object")
-        comment = str(body.get("comment", ""))
+        parts = submission_parts(body)
+        comment = body.get("comment", "")
+        if not isinstance(comment, str):
+            raise TypeError("comment must be text")
         seconds = float(body.get("seconds", 0))
-    except (ValueError, KeyError, TypeError) as exc:
+        version = body.get("guidelines_version")
+    except (ValueError, TypeError) as exc:
         return JsonResponse({"errors": [f"malformed request: {exc}"]}, status=400)
     try:
         saved = assignment_submit(
-            assignment=assignment, user=request.user, labels=labels, comment=comment, seconds=seconds
+            assignment=assignment,
+            user=request.user,
+            comment=comment,
+            seconds=seconds,
+            guidelines_version=version,
+            **parts,
         )
     except PermissionDenied as exc:
         return JsonResponse({"errors": [str(exc)]}, status=403)
     except ValidationError as exc:
         return JsonResponse({"errors": exc.messages}, status=400)
-    following = selectors.assignment_next_open(user=request.user)
+    following = selectors.assignment_next_open_id(user=request.user)
     return JsonResponse(
-        {
-            "status": saved.status,
-            "judged": len(labels),
-            "next": reverse("annotate", args=[following.pk]) if following else reverse("dashboard"),
-        }
+        {"status": saved.status, "next": reverse("annotate", args=[following]) if following else reverse("dashboard")}
     )
+
+
+@login_required
+@require_POST
+def annotate_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    body = json_body(request)
+    if isinstance(body, JsonResponse):
+        return body
+    draft = body.get("draft")
+    try:
+        saved_at = assignment_draft_save(assignment_id=assignment_id, user=request.user, draft=draft)
+    except Assignment.DoesNotExist:
+        raise Http404("No such item.") from None
+    except PermissionDenied as exc:
+        return JsonResponse({"errors": [str(exc)]}, status=403)
+    except ValidationError as exc:
+        return JsonResponse({"errors": exc.messages}, status=400)
+    answer = {"savedAt": saved_at.isoformat()}
+    task_part = draft.get("task") if isinstance(draft.get("task"), dict) else {}
+    edited = task_part["edit"].get("text") if isinstance(task_part.get("edit"), dict) else None
+    if isinstance(edited, str):
+        # The minimal-edit check runs on the server only, so the warning shown is the one the data will get.
+        assignment = _assignment_or_404(assignment_id)
+        if get_task(assignment.item.study_task.task).edit:
+            answer["diff"] = edit_diff(assignment.item.summary.text, edited).as_dict()
+            answer["edited"] = edited
+    return JsonResponse(answer)

@@ -47,3 +47,13 @@ def page(browser: Any) -> Iterator[Any]:
     page.set_default_timeout(10_000)
     yield page
     context.close()
+
+
+def open_as(page: Any, base_url: str, user: Any, path: str) -> None:
+    """Sign `user` in through a session cookie (the login form has its own keyboard test) and open `path`."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": base_url}])
+    page.goto(base_url + path)

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.models import Dataset
+from annotations.selectors.selection import ItemSelection
 from annotations.services.studies import study_create
 from annotations.tasks import STUDY_TASKS
 
@@ -22,6 +23,24 @@ class Command(BaseCommand):
         parser.add_argument("--k", type=int, default=3, help="annotators per item")
         parser.add_argument("--sample", type=int, help="a random sample of this many summaries (default: all)")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--controversial",
+            type=int,
+            metavar="N",
+            help="the N summaries whose human score and metric scores disagree most (thesis 5.2)",
+        )
+        parser.add_argument("--human-score", default="", help="the human score compared (with --controversial)")
+        parser.add_argument(
+            "--metric",
+            action="append",
+            default=[],
+            help="a metric compared (repeat; imported name, or explanation:<metric> for a computed one)",
+        )
+        parser.add_argument("--max-sentences", type=int, help="only documents with at most this many sentences")
+        parser.add_argument(
+            "--one-task-per-summary", action="store_true", help="nobody sees the same summary in two tasks"
+        )
+        parser.add_argument("--reclaim-after-hours", type=int, help="give untouched assignments to others after this")
         parser.add_argument("--researcher", help="username of the researcher who owns the study")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -48,8 +67,16 @@ class Command(BaseCommand):
                 annotators=annotators,
                 annotators_per_item=options["k"],
                 created_by=researcher,
-                sample_size=options["sample"],
-                seed=options["seed"],
+                selection=ItemSelection(
+                    mode="controversial" if options["controversial"] else "random" if options["sample"] else "all",
+                    size=options["controversial"] or options["sample"],
+                    seed=options["seed"],
+                    human_score=options["human_score"],
+                    metrics=tuple(options["metric"]),
+                    max_sentences=options["max_sentences"],
+                ),
+                one_task_per_summary=options["one_task_per_summary"],
+                reclaim_after_hours=options["reclaim_after_hours"],
             )
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
@@ -58,3 +85,5 @@ class Command(BaseCommand):
         )
         for task, count in plan.skipped.items():
             self.stdout.write(f"{task}: {count} summaries skipped (nothing to judge or no score)")
+        for note in plan.notes:
+            self.stdout.write(note)

@@ -1,0 +1,163 @@
+"""The common annotation frame: what every task view gets (state for the script, examples for the modal).
+
+Used by the annotator's item page and by the researcher's page for annotating an example item, so both
+show exactly the same task component.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+
+from annotations.models import StudyExample, StudyTask
+from annotations.selectors.assignments import item_units
+from annotations.tasks import (
+    BUMP_ERROR_TYPES,
+    BUMP_TYPE_HELP,
+    BUMP_TYPE_NAMES,
+    TaskDefinition,
+    Unit,
+    get_task,
+    word_spans,
+)
+
+MAX_BODY_BYTES = 512 * 1024
+
+
+def task_state(*, task: TaskDefinition, item: Any, units: Sequence[Unit]) -> dict[str, Any]:
+    """The task part of the page state: texts, units with their choices, task settings."""
+    summary = item.summary
+    document = summary.document
+    state: dict[str, Any] = {
+        "task": task.key,
+        "view": task.view,
+        "taskName": task.name,
+        "unitName": task.unit_name,
+        "noteRequired": task.note_required,
+        "summary": summary.text,
+        "summarySentences": summary.sentences,
+        "document": document.text,
+        "documentSentences": document.sentences,
+        "units": [task.unit_state(unit) for unit in units],
+        "choices": [{"value": c.value, "label": c.label, "key": c.key} for c in task.choices],
+        "params": dict(item.params),
+    }
+    if task.spans:
+        state["words"] = word_spans(summary.text)
+    if task.edit:
+        state["errorTypes"] = [
+            {"value": value, "label": BUMP_TYPE_NAMES[value].capitalize()} for value in BUMP_ERROR_TYPES
+        ]
+        requested = item.params.get("error_type")
+        state["requestedHelp"] = (
+            [BUMP_TYPE_HELP[part] for part in requested.split("_")] if requested in BUMP_TYPE_NAMES else []
+        )
+    return state
+
+
+def _choice_label(task: TaskDefinition, unit: Unit | None, value: str) -> str:
+    choices = task.choices_for(unit) if unit is not None else task.choices
+    return next((c.label for c in choices if c.value == value), value)
+
+
+def _marked_segments(text: str, spans: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    segments, position = [], 0
+    for span in sorted(spans, key=lambda s: s["start"]):
+        if span["start"] > position:
+            segments.append({"text": text[position : span["start"]], "label": ""})
+        segments.append({"text": text[span["start"] : span["end"]], "label": span["label"]})
+        position = span["end"]
+    segments.append({"text": text[position:], "label": ""})
+    return segments
+
+
+def example_cards(examples: Sequence[StudyExample]) -> list[dict[str, Any]]:
+    """Examples as the modal shows them: the summary, every label with its note, the researcher's reason."""
+    cards = []
+    for example in examples:
+        task = get_task(example.study_task.task)
+        units = {unit.index: unit for unit in item_units(example)}
+        card: dict[str, Any] = {
+            "summary": example.summary.text,
+            "title": str(example.summary.document),
+            "explanation": example.explanation_text,
+            "rows": [],
+            "segments": [],
+            "edit": None,
+        }
+        if task.spans:
+            card["segments"] = _marked_segments(example.summary.text, example.judgements)
+            card["rows"] = [
+                {"what": f"“{j['unit_text']}”", "label": _choice_label(task, None, j["label"]), "note": j["note"]}
+                for j in example.judgements
+            ]
+        elif task.edit:
+            judgement = example.judgements[0]
+            card["edit"] = {
+                "label": _choice_label(task, None, judgement["label"]),
+                "edited": judgement["data"].get("edited", ""),
+                "changes": judgement["data"].get("diff", {}).get("changes", []),
+                "note": judgement["note"],
+            }
+        else:
+            for j in example.judgements:
+                unit = units.get(j["unit_index"])
+                prompt = unit.prompt if unit is not None else ""
+                text = unit.text if unit is not None else j["unit_text"]
+                aligned = unit.extra.get("aligned_text") if unit is not None else None
+                what = f"“{text}” ↔ “{aligned}”" if aligned else f"“{text}”"
+                card["rows"].append(
+                    {"what": what, "prompt": prompt, "label": _choice_label(task, unit, j["label"]), "note": j["note"]}
+                )
+        cards.append(card)
+    return cards
+
+
+def frame_context(
+    *,
+    study_task: StudyTask,
+    task: TaskDefinition,
+    state: dict[str, Any],
+    examples: Sequence[StudyExample],
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "task": task,
+        "study_task": study_task,
+        "state": state,
+        "guidelines": study_task.guidelines,
+        "guidelines_version": study_task.guidelines_version,
+        "examples": example_cards(examples),
+        "task_template": f"annotations/tasks/{task.view}.html",
+        "task_script": f"js/tasks/{task.view}.js",
+        **extra,
+    }
+
+
+def json_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+    """The request's JSON object, or the 400 answer that says what is wrong with it."""
+    if len(request.body) > MAX_BODY_BYTES:
+        return JsonResponse({"errors": [f"request too large: at most {MAX_BODY_BYTES} bytes"]}, status=400)
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError as exc:
+        return JsonResponse({"errors": [f"malformed request: {exc}"]}, status=400)
+    if not isinstance(body, dict):
+        return JsonResponse({"errors": ["malformed request: send a JSON object"]}, status=400)
+    return body
+
+
+def submission_parts(body: dict[str, Any]) -> dict[str, Any]:
+    """The task parts of a submission body, type-checked; raises TypeError naming the bad field."""
+    parts: dict[str, Any] = {}
+    for name, kind in (("labels", dict), ("notes", dict), ("spans", list), ("edit", dict)):
+        value = body.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, kind):
+            raise TypeError(f"{name} must be a JSON {'object' if kind is dict else 'list'}")
+        parts[name] = value
+    return parts

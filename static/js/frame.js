@@ -1,0 +1,406 @@
+// The common annotation frame shared by every task view: drafts (in the browser and on the server),
+// active time, keyboard shortcuts with their help overlay, the examples modal, submission and item
+// navigation. A task view registers a factory with FaithAnno.register(view, factory); the factory gets
+// the frame API and returns its task object (see the "task contract" below).
+// Plain JavaScript, no build step and no CDN: annotation labs are often offline.
+(function () {
+  "use strict";
+
+  const factories = {};
+  window.FaithAnno = {
+    register(view, factory) {
+      factories[view] = factory;
+    },
+  };
+
+  // Offsets from the server count Unicode code points; JavaScript strings count UTF-16 units.
+  function codePointText(text) {
+    const points = Array.from(text);
+    return {
+      length: points.length,
+      slice(start, end) {
+        return points.slice(start, end).join("");
+      },
+    };
+  }
+
+  // Draw `text` into `container`, wrapping each range {start, end} in makeElement(range, rangeText).
+  function renderText(container, text, ranges, makeElement) {
+    const points = codePointText(text);
+    const sorted = ranges.slice().sort((a, b) => a.start - b.start || a.end - b.end);
+    const fragment = document.createDocumentFragment();
+    let position = 0;
+    for (const range of sorted) {
+      if (range.start < position) continue; // overlapping ranges cannot be drawn twice
+      if (range.start > position) fragment.append(points.slice(position, range.start));
+      fragment.append(makeElement(range, points.slice(range.start, range.end)));
+      position = range.end;
+    }
+    fragment.append(points.slice(position, points.length));
+    container.replaceChildren(fragment);
+  }
+
+  function element(tag, attributes, children) {
+    const el = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name === "text") el.textContent = value;
+      else if (name === "className") el.className = value;
+      else if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
+      else el.setAttribute(name, value === true ? "" : value);
+    }
+    for (const child of children || []) el.append(child);
+    return el;
+  }
+
+  // Choice buttons with their shortcut shown and announced; `groupLabel` names the group for screen readers.
+  function choiceButtons(choices, groupLabel, onChoose) {
+    const group = element("div", { className: "choices", role: "group", "aria-label": groupLabel });
+    for (const choice of choices) {
+      const button = element("button", {
+        type: "button",
+        className: "choice choice-" + choice.value,
+        "data-value": choice.value,
+        "aria-pressed": "false",
+        "aria-keyshortcuts": choice.key || null,
+      });
+      if (choice.key) button.append(element("kbd", { text: choice.key }), " ");
+      button.append(choice.label);
+      button.addEventListener("click", () => onChoose(choice.value, button));
+      group.append(button);
+    }
+    return group;
+  }
+
+  function pressChoice(group, value) {
+    for (const button of group.querySelectorAll(".choice")) {
+      button.setAttribute("aria-pressed", String(button.dataset.value === value));
+    }
+  }
+
+  function csrfToken() {
+    const input = document.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  function boot() {
+    const stateEl = document.getElementById("annotate-state");
+    if (!stateEl) return;
+    const state = JSON.parse(stateEl.textContent);
+    const factory = factories[state.view];
+    if (!factory) throw new Error("no task view registered for " + state.view);
+
+    const commentEl = document.getElementById("comment");
+    const submitEl = document.getElementById("submit");
+    const remainingEl = document.getElementById("remaining");
+    const statusEl = document.getElementById("save-status");
+    const helpEl = document.getElementById("help");
+    const examplesEl = document.getElementById("examples");
+    const examplesButton = document.getElementById("open-examples");
+
+    let activeSeconds = 0;
+    let lastActivity = Date.now();
+    let submitting = false;
+    let serverTimer = null;
+    let serverDirty = false;
+    let serverBusy = false;
+
+    // -- drafts: kept in this browser at once and on the server shortly after -------------------------
+    function readLocalDraft() {
+      try {
+        return JSON.parse(localStorage.getItem(state.draftKey) || "null");
+      } catch (error) {
+        return null;
+      }
+    }
+    function newest(drafts) {
+      // A draft older than the last submission was overtaken by it (e.g. submitted on another device).
+      const usable = drafts.filter((d) => d && typeof d === "object" && d.task && !(state.submittedAt && (d.savedAt || 0) < state.submittedAt));
+      usable.sort((a, b) => (b.savedAt || 0) - (a.savedAt || 0));
+      return usable[0] || null;
+    }
+    const restored = state.draftKey ? newest([state.draft, readLocalDraft()]) : null;
+    if (restored) {
+      activeSeconds = Number(restored.seconds) || 0;
+      statusEl.textContent = "Restored your unsubmitted work on this item.";
+    }
+
+    const unitByIndex = new Map((state.units || []).map((unit) => [unit.index, unit]));
+    const frame = {
+      state,
+      unitByIndex,
+      draft: restored ? restored.task : null,
+      saved: state.saved || { labels: {}, notes: {}, spans: [], edit: null },
+      renderText,
+      element,
+      choiceButtons,
+      pressChoice,
+      codePointText,
+      changed,
+      refresh: () => updateRemaining(),
+      announce(text) {
+        statusEl.textContent = text;
+      },
+      focusSubmit() {
+        submitEl.focus();
+      },
+      scrollIntoView(el) {
+        if (el) el.scrollIntoView({ block: "center", inline: "nearest" });
+      },
+      // The labels to start from: the restored draft, else the submitted work; only valid ones survive.
+      initialLabels() {
+        const source = (frame.draft || frame.saved).labels || {};
+        const labels = new Map();
+        for (const [key, value] of Object.entries(source)) {
+          const unit = unitByIndex.get(Number(key));
+          if (unit && unit.choices.some((choice) => choice.value === value)) labels.set(Number(key), value);
+        }
+        return labels;
+      },
+      // What is still missing when every unit needs a label ("3 of 10 words still to judge").
+      missingLabels(labels, noun) {
+        const units = state.units;
+        const count = units.filter((unit) => !labels.has(unit.index)).length;
+        if (!units.length) return { count: 1, text: "Nothing to judge here." };
+        return {
+          count,
+          text: count ? count + " of " + units.length + " " + noun + " still to judge" : "All " + units.length + " " + noun + " judged",
+        };
+      },
+      // The unit `step` places after (or before) `current` in `units`, wrapping around.
+      stepUnit(units, current, step) {
+        if (!units.length) return null;
+        const position = current === null ? (step > 0 ? -1 : 0) : units.findIndex((unit) => unit.index === current);
+        return units[(position + step + units.length) % units.length].index;
+      },
+      // The next unit after `current` without a label, wrapping around; null when all have one.
+      nextUnlabelled(units, labels, current) {
+        const start = current === null ? 0 : units.findIndex((unit) => unit.index === current) + 1;
+        for (let offset = 0; offset < units.length; offset++) {
+          const unit = units[(start + offset) % units.length];
+          if (!labels.has(unit.index)) return unit.index;
+        }
+        return null;
+      },
+    };
+
+    // The task contract: snapshot() -> draft data; missing() -> {count, text}; submission() -> request
+    // parts; keys: [{keys, label, run(event) -> handled}]; optional start(), serverDraftSaved(answer).
+    const task = factory(frame);
+
+    function snapshot() {
+      return { savedAt: Date.now(), seconds: activeSeconds, comment: commentEl.value, task: task.snapshot() };
+    }
+    function saveLocal() {
+      if (!state.draftKey) return;
+      try {
+        localStorage.setItem(state.draftKey, JSON.stringify(snapshot()));
+      } catch (error) {
+        /* storage full or disabled: the server copy still works */
+      }
+    }
+    async function saveServer() {
+      serverTimer = null;
+      if (!state.draftUrl || submitting) return;
+      if (serverBusy) {
+        serverDirty = true;
+        return;
+      }
+      serverBusy = true;
+      serverDirty = false;
+      try {
+        const response = await fetch(state.draftUrl, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+          body: JSON.stringify({ draft: snapshot() }),
+          credentials: "same-origin",
+          keepalive: true,
+        });
+        const answer = await response.json().catch(() => ({}));
+        if (!response.ok) {
+          frame.announce("Draft not saved on the server: " + ((answer.errors || []).join(" ") || response.statusText));
+        } else {
+          frame.announce("Draft saved.");
+          if (task.serverDraftSaved) task.serverDraftSaved(answer);
+        }
+      } catch (error) {
+        serverDirty = true;
+        frame.announce("Offline: your work is kept in this browser and is sent when the connection is back.");
+      } finally {
+        serverBusy = false;
+        if (serverDirty && navigator.onLine !== false) scheduleServer(3000);
+      }
+    }
+    function scheduleServer(delay) {
+      serverDirty = true;
+      if (serverTimer) clearTimeout(serverTimer);
+      serverTimer = setTimeout(saveServer, delay);
+    }
+    window.addEventListener("online", () => {
+      if (serverDirty) scheduleServer(0);
+    });
+
+    function updateRemaining() {
+      const missing = task.missing();
+      submitEl.disabled = submitting || missing.count > 0;
+      remainingEl.textContent = missing.text;
+      submitEl.textContent = missing.count > 0 ? "Submit annotations (" + missing.count + " missing)" : "Submit annotations ▸";
+    }
+
+    function changed() {
+      saveLocal();
+      scheduleServer(600);
+      updateRemaining();
+    }
+
+    // -- submission ------------------------------------------------------------------------------------
+    async function submit() {
+      if (submitEl.disabled || submitting) return;
+      submitting = true;
+      if (serverTimer) clearTimeout(serverTimer);
+      updateRemaining();
+      frame.announce("Saving…");
+      const body = Object.assign({}, task.submission(), {
+        comment: commentEl.value,
+        seconds: activeSeconds,
+        guidelines_version: state.guidelinesVersion,
+      });
+      try {
+        const response = await fetch(state.submitUrl, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+          body: JSON.stringify(body),
+          credentials: "same-origin",
+        });
+        const answer = await response.json().catch(() => ({}));
+        submitting = false;
+        if (!response.ok) {
+          frame.announce("Not saved: " + ((answer.errors || []).join(" ") || response.statusText));
+          updateRemaining();
+          return;
+        }
+        if (state.draftKey) localStorage.removeItem(state.draftKey);
+        frame.announce("Saved.");
+        window.location.assign(answer.next || state.dashboardUrl);
+      } catch (error) {
+        submitting = false;
+        frame.announce("Not saved: the connection failed. Your work is kept as a draft; try again.");
+        updateRemaining();
+      }
+    }
+
+    // -- keyboard ----------------------------------------------------------------------------------------
+    function go(url) {
+      if (url) window.location.assign(url);
+    }
+    function openDialog(dialog) {
+      if (!dialog.open) dialog.showModal();
+    }
+    const frameKeys = [
+      { keys: ["Ctrl+Enter"], label: "submit (also while typing)" },
+      { keys: ["m"], label: "write a note or comment", run: () => commentEl.focus() },
+      { keys: ["Esc"], label: "leave a text field (then the shortcuts work again) or close a window" },
+      {
+        keys: ["d"],
+        label: "show or hide the task description",
+        run: () => document.querySelector(".task-description").toggleAttribute("open"),
+      },
+      { keys: ["v"], label: "view the annotated examples", run: () => examplesButton.disabled || openDialog(examplesEl) },
+      { keys: ["?"], label: "this help", run: () => openDialog(helpEl) },
+    ];
+    if (state.mode === "assignment") {
+      frameKeys.push(
+        { keys: ["n"], label: "next item", run: () => go(state.nextUrl) },
+        { keys: ["p"], label: "previous item", run: () => go(state.previousUrl) },
+        { keys: ["c"], label: "continue with the next item still to do", run: () => go(state.continueUrl) }
+      );
+    }
+    const taskKeys = task.keys || [];
+
+    const helpRows = document.getElementById("help-rows");
+    for (const entry of taskKeys.concat(frameKeys)) {
+      const keys = element("th", { scope: "row" });
+      entry.keys.forEach((key, i) => {
+        if (i) keys.append(" / ");
+        keys.append(element("kbd", { text: key }));
+      });
+      helpRows.append(element("tr", {}, [keys, element("td", { text: entry.label })]));
+    }
+
+    function matches(entry, event) {
+      return entry.keys.some((key) => {
+        if (key === "Shift+←") return event.shiftKey && event.key === "ArrowLeft";
+        if (key === "Shift+→") return event.shiftKey && event.key === "ArrowRight";
+        if (event.shiftKey && (key === "←" || key === "→")) return false;
+        const aliases = { "←": "ArrowLeft", "→": "ArrowRight", "↑": "ArrowUp", "↓": "ArrowDown", Del: "Delete" };
+        return event.key === (aliases[key] || key);
+      });
+    }
+
+    document.addEventListener("keydown", (event) => {
+      lastActivity = Date.now();
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        submit();
+        return;
+      }
+      if (helpEl.open || examplesEl.open) return; // the dialog handles Esc itself
+      const target = event.target;
+      const typing =
+        target instanceof HTMLTextAreaElement ||
+        target instanceof HTMLSelectElement ||
+        (target instanceof HTMLInputElement && !["checkbox", "radio", "button"].includes(target.type));
+      if (typing) {
+        if (event.key === "Escape") {
+          event.preventDefault();
+          target.blur();
+          if (task.leaveField) task.leaveField(target);
+        }
+        return;
+      }
+      if (event.altKey || event.ctrlKey || event.metaKey) return;
+      for (const entry of taskKeys.concat(frameKeys)) {
+        if (entry.run && matches(entry, event)) {
+          if (entry.run(event) !== false) event.preventDefault();
+          return;
+        }
+      }
+    });
+
+    // -- wiring --------------------------------------------------------------------------------------------
+    submitEl.addEventListener("click", submit);
+    commentEl.addEventListener("input", changed);
+    document.getElementById("open-help").addEventListener("click", () => openDialog(helpEl));
+    examplesButton.addEventListener("click", () => openDialog(examplesEl));
+
+    // Active time: seconds while the tab is visible and someone touched it within the last minute.
+    for (const name of ["mousemove", "mousedown", "scroll", "touchstart", "wheel", "input"]) {
+      window.addEventListener(name, () => (lastActivity = Date.now()), { passive: true, capture: true });
+    }
+    let ticks = 0;
+    window.setInterval(() => {
+      if (document.visibilityState === "visible" && Date.now() - lastActivity < 60000) {
+        activeSeconds += 1;
+        ticks += 1;
+        if (ticks % 10 === 0) saveLocal(); // the time survives a reload as well
+      }
+    }, 1000);
+
+    // The task description stays closed once an annotator has closed it (they know the steps by then).
+    const description = document.querySelector(".task-description");
+    const descriptionKey = "faithanno:description-closed:" + state.task;
+    if (description) {
+      if (localStorage.getItem(descriptionKey) === "1") description.open = false;
+      description.addEventListener("toggle", () => localStorage.setItem(descriptionKey, description.open ? "0" : "1"));
+    }
+
+    commentEl.value = restored && typeof restored.comment === "string" ? restored.comment : state.comment || "";
+    updateRemaining();
+    if (restored && state.draftUrl && restored.savedAt !== (state.draft && state.draft.savedAt)) {
+      scheduleServer(0); // the browser had newer work than the server: send it
+    }
+    if (task.start) task.start();
+  }
+
+  document.addEventListener("DOMContentLoaded", boot);
+})();
