@@ -42,6 +42,13 @@ def jsonl_chunks(rows: Iterable[dict[str, Any]], rows_per_chunk: int = 500) -> I
 EXPORT_FORMATS = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 
 
+def export_chunks(rows: Iterable[dict[str, Any]], fields: Sequence[str], format_name: str) -> Iterator[str]:
+    """The rows as CSV (with `fields` as header) or as JSON lines."""
+    if format_name not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {format_name!r} (known: {', '.join(EXPORT_FORMATS)})")
+    return csv_chunks(rows, fields) if format_name == "csv" else jsonl_chunks(rows)
+
+
 def chunks_write(chunks: Iterable[str], *, output: Path | None, stdout: TextIO) -> None:
     """Write streamed chunks to a file, or to the command's standard output when no file is given."""
     if output is None:

@@ -161,7 +161,7 @@ def delete() -> None:
 
 def phase(name: str, study_id: int) -> None:
     """Run one phase in this process and print its figures (the parent adds the peak memory)."""
-    from annotations.exports import csv_chunks, jsonl_chunks
+    from annotations.exports import export_chunks
     from annotations.models import Study
     from annotations.selectors.analysis import (
         agreement_compute,
@@ -194,7 +194,7 @@ def phase(name: str, study_id: int) -> None:
     elif name.startswith("export-"):
         format_name = name.removeprefix("export-")
         rows = study_judgement_rows(study=study)
-        chunks = csv_chunks(rows, EXPORT_FIELDS) if format_name == "csv" else jsonl_chunks(rows)
+        chunks = export_chunks(rows, EXPORT_FIELDS, format_name)
         written = 0
         with open(os.devnull, "w", encoding="utf-8") as sink:
             for chunk in chunks:

@@ -64,3 +64,30 @@ def test_it_exports_the_same_rows_as_jsonl_from_the_command_line(judged_study: S
 
 def test_it_refuses_an_unknown_export_format(judged_study: Study, rita: AbstractUser) -> None:
     assert client_for(rita).get(f"/studies/{judged_study.pk}/judgements.xlsx").status_code == 400
+
+
+def test_it_exports_the_note_and_the_edit_of_a_judgement(
+    task_study: Study, alice: AbstractUser, tmp_path: Path
+) -> None:
+    from tests.test_submissions import item_of, submit
+
+    client = client_for(alice)
+    qags = item_of(task_study, alice, "sentence_consistency")
+    (unit,) = units_of(qags)
+    assert (
+        submit(client, qags, labels={str(unit.index): "no"}, notes={str(unit.index): "wrong date"}).status_code == 200
+    )
+    bump = item_of(task_study, alice, "bump")
+    edited = bump.item.summary.text.replace("Cardiff", "Swansea")
+    if edited == bump.item.summary.text:
+        edited = bump.item.summary.text.rstrip(".") + " last year."
+    assert submit(client, bump, edit={"text": edited, "label": bump.item.params["error_type"]}).status_code == 200
+
+    path = tmp_path / "out.jsonl"
+    call_command("export_judgements", "--study", str(task_study.pk), "--format", "jsonl", "--output", str(path))
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    noted = [row for row in rows if row["task"] == "sentence_consistency"]
+    assert [row["note"] for row in noted] == ["wrong date"]
+    [edit] = [row for row in rows if row["task"] == "bump"]
+    assert edit["data"]  # the edit and its diff, as the BUMP task stored them
+    assert edited in json.dumps(edit["data"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Count
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
@@ -15,13 +15,13 @@ from annotations.analysis import plots
 from annotations.analysis.correlation import LEVELS, METHODS
 from annotations.analysis.enhanced import AGGREGATIONS
 from annotations.analysis.spans import THRESHOLDS
-from annotations.exports import EXPORT_FORMATS, csv_chunks, jsonl_chunks
+from annotations.exports import EXPORT_FORMATS
 from annotations.models import Dataset, Study, StudyItem, StudyTask
 from annotations.selectors import analysis as selectors
 from annotations.selectors import exports as export_selectors
 from annotations.selectors.studies import studies_for_user
 from annotations.tasks import get_task
-from annotations.views.common import researcher_required
+from annotations.views.common import export_response, researcher_required
 
 # The page draws its intervals from fewer resamples than the command's default, to answer quickly.
 PAGE_BOOTSTRAP = 200
@@ -189,41 +189,28 @@ def analysis_item(request: HttpRequest, item_id: int) -> HttpResponse:
     )
 
 
-def _download(rows: Any, fields: list[str] | tuple[str, ...], format_name: str, filename: str) -> HttpResponse:
-    chunks = csv_chunks(rows, fields) if format_name == "csv" else jsonl_chunks(rows)
-    response = StreamingHttpResponse(chunks, content_type=f"{EXPORT_FORMATS[format_name]}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}.{format_name}"'
-    return response
-
-
 @researcher_required
 @require_GET
 def dataset_summaries_export(request: HttpRequest, dataset_id: int, format_name: str) -> HttpResponse:
-    if format_name not in EXPORT_FORMATS:
-        return HttpResponseBadRequest(f"Unknown export format {format_name!r}.")
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     rows = export_selectors.summary_table_rows(dataset=dataset)
     fields = export_selectors.summary_table_fields(dataset=dataset)
-    return _download(rows, fields, format_name, f"dataset-{dataset.pk}-summaries")
+    return export_response(rows, fields, format_name, f"dataset-{dataset.pk}-summaries")
 
 
 @researcher_required
 @require_GET
 def study_summaries_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
-    if format_name not in EXPORT_FORMATS:
-        return HttpResponseBadRequest(f"Unknown export format {format_name!r}.")
     study = _visible_study(request, study_id)
     rows = export_selectors.summary_table_rows(dataset=study.dataset, study=study)
     fields = export_selectors.summary_table_fields(dataset=study.dataset, study=study)
-    return _download(rows, fields, format_name, f"study-{study.pk}-summaries")
+    return export_response(rows, fields, format_name, f"study-{study.pk}-summaries")
 
 
 @researcher_required
 @require_GET
 def dataset_judgements_export(request: HttpRequest, dataset_id: int, format_name: str) -> HttpResponse:
     """The dataset's imported judgements (crowd labels), in the same layout as a study's."""
-    if format_name not in EXPORT_FORMATS:
-        return HttpResponseBadRequest(f"Unknown export format {format_name!r}.")
     study = get_object_or_404(Study.objects.select_related("dataset"), dataset_id=dataset_id, kind=Study.Kind.IMPORTED)
     rows = export_selectors.study_judgement_rows(study=study)
-    return _download(rows, export_selectors.EXPORT_FIELDS, format_name, f"dataset-{dataset_id}-judgements")
+    return export_response(rows, export_selectors.EXPORT_FIELDS, format_name, f"dataset-{dataset_id}-judgements")

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import redirect
 
 from annotations import roles
+from annotations.exports import EXPORT_FORMATS, export_chunks
 
 View = Callable[..., HttpResponse]
 
@@ -35,3 +36,14 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 # --- annotators -----------------------------------------------------------------------------------
+
+
+def export_response(rows: Any, fields: Sequence[str], format_name: str, filename: str) -> HttpResponse:
+    """A streamed download of the rows as CSV or JSON lines; an unknown format answers 400."""
+    if format_name not in EXPORT_FORMATS:
+        return HttpResponseBadRequest(f"Unknown export format {format_name!r}.")
+    response = StreamingHttpResponse(
+        export_chunks(rows, fields, format_name), content_type=f"{EXPORT_FORMATS[format_name]}; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{filename}.{format_name}"'
+    return response

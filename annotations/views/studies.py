@@ -6,12 +6,12 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations.exports import EXPORT_FORMATS, csv_chunks, jsonl_chunks
+from annotations.exports import EXPORT_FORMATS
 from annotations.forms import (
     AnnotatorsAddForm,
     DatasetChoiceForm,
@@ -35,7 +35,7 @@ from annotations.services.studies import (
     study_task_guidelines_update,
 )
 from annotations.tasks import get_task
-from annotations.views.common import researcher_required
+from annotations.views.common import export_response, researcher_required
 from annotations.views.frame import frame_context, json_body, submission_parts, task_state
 
 EXAMPLE_CANDIDATES = 300
@@ -333,11 +333,6 @@ def study_example_remove(request: HttpRequest, study_id: int, example_id: int) -
 @researcher_required
 @require_GET
 def study_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
-    if format_name not in EXPORT_FORMATS:
-        return HttpResponseBadRequest(f"Unknown export format {format_name!r}.")
     study = _visible_study(request, study_id)
     rows = export_selectors.study_judgement_rows(study=study)
-    chunks = csv_chunks(rows, export_selectors.EXPORT_FIELDS) if format_name == "csv" else jsonl_chunks(rows)
-    response = StreamingHttpResponse(chunks, content_type=f"{EXPORT_FORMATS[format_name]}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-judgements.{format_name}"'
-    return response
+    return export_response(rows, export_selectors.EXPORT_FIELDS, format_name, f"study-{study.pk}-judgements")

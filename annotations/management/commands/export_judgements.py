@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.exports import EXPORT_FORMATS, chunks_write, csv_chunks, jsonl_chunks
+from annotations.exports import EXPORT_FORMATS, chunks_write, export_chunks
 from annotations.models import Study
 from annotations.selectors.exports import EXPORT_FIELDS, study_judgement_rows
 
@@ -34,5 +34,5 @@ class Command(BaseCommand):
             except Study.DoesNotExist:
                 raise CommandError(f"No study with id {study}.") from None
         rows = study_judgement_rows(study=study_obj)
-        chunks = csv_chunks(rows, EXPORT_FIELDS) if format_name == "csv" else jsonl_chunks(rows)
+        chunks = export_chunks(rows, EXPORT_FIELDS, format_name)
         chunks_write(chunks, output=output, stdout=self.stdout)

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.exports import EXPORT_FORMATS, chunks_write, csv_chunks, jsonl_chunks
+from annotations.exports import EXPORT_FORMATS, chunks_write, export_chunks
 from annotations.management.commands.correlate import dataset_named
 from annotations.models import Study
 from annotations.selectors.exports import summary_table_fields, summary_table_rows
@@ -34,8 +34,5 @@ class Command(BaseCommand):
         else:
             dataset = dataset_named(options["dataset"])
         rows = summary_table_rows(dataset=dataset, study=study)
-        if format_name == "csv":
-            chunks = csv_chunks(rows, summary_table_fields(dataset=dataset, study=study))
-        else:
-            chunks = jsonl_chunks(rows)
+        chunks = export_chunks(rows, summary_table_fields(dataset=dataset, study=study), format_name)
         chunks_write(chunks, output=output, stdout=self.stdout)
