@@ -8,6 +8,7 @@ another worker holds some of the chunk's summaries, the task retries later until
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from celery import shared_task
@@ -35,6 +36,7 @@ def score_documents(
     report = explanations_compute(dataset=dataset, metric=metric, options=options, document_ids=document_ids)
     result = report.as_dict()
     result["computed_by_task"] = computed_before + report.computed + report.failed
+    result["worker"] = f"{self.request.hostname} (pid {os.getpid()})"
     if report.left_to_others and _unfinished(dataset_id, metric, options, document_ids):
         raise self.retry(
             countdown=settings.FAITHANNO_SCORING_RETRY_SECONDS,
