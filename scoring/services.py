@@ -146,7 +146,6 @@ def _owner_is_dead(owner: str) -> bool:
 
 def summaries_claim(*, summary_ids: Sequence[int], metric: str, digest: str, owner: str) -> set[int]:
     """Claim the summaries not yet explained and not claimed by a live worker; returns those now ours."""
-    return set(summary_ids)
     now = timezone.now()
     existing = ScoringClaim.objects.filter(summary_id__in=summary_ids, metric=metric, config_hash=digest)
     stale = [

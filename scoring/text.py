@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -102,6 +103,9 @@ def phrases(
         disabled += [name for name in ("parser", "tagger", "attribute_ruler") if name in nlp.pipe_names]
     result: list[list[Phrase]] = []
     for doc in nlp.pipe(texts, batch_size=batch_size, disable=disabled):
+        # Span.sent walks the document for every span; look sentences up by offset instead.
+        sentences = [_trimmed(doc.text, s.start_char, s.end_char) for s in doc.sents] if noun_chunks else []
+        starts = [start for start, _ in sentences]
         found: dict[Span, Phrase] = {}
         spans = list(doc.ents) + (list(doc.noun_chunks) if noun_chunks else [])
         for span in spans:
@@ -110,7 +114,7 @@ def phrases(
                 continue  # an entity that is also a noun chunk keeps its entity label
             if not any(character.isalnum() for character in doc.text[start:end]):
                 continue  # spaCy tags emoji as nouns; a span without a letter or digit answers nothing
-            sentence = _trimmed(doc.text, span.sent.start_char, span.sent.end_char) if noun_chunks else None
+            sentence = sentences[max(bisect.bisect_right(starts, start) - 1, 0)] if sentences else None
             label = span.label_ if span.label_ else NOUN_CHUNK
             found[(start, end)] = Phrase(start, end, doc.text[start:end], label, sentence)
         result.append(sorted(found.values(), key=lambda phrase: (phrase.start, phrase.end)))

@@ -4,9 +4,11 @@ Stored under its own metric name, "qags_cloze", and shown as "QAGS (cloze fallba
 (DESIGN.md section 3). For each answer candidate of the summary (spaCy entities and noun chunks, as QAGS):
 - question = the summary sentence with the candidate replaced by a wh-word chosen from its type
   ("Who has died in Italy?"); the summary answer is the candidate itself;
-- source answer = the source candidate of the same type whose sentence, with that candidate replaced by
-  the same wh-word, is most similar to the question (sentence-embedding cosine); "unanswerable" when
-  no candidate of that type reaches `threshold`;
+- source answer = the source candidate of the same type whose context (the words around it, with the
+  candidate replaced by the same wh-word) is most similar to the question's context, cut the same way
+  (sentence-embedding cosine); "unanswerable" when no candidate of that type reaches `threshold`.
+  Contexts are `context_words` words either side within the sentence: local context is what tells
+  candidates of one sentence apart, and it keeps the embedding work small;
 - QAGS's filters (no "?", fewer than three tokens, duplicates), SQuAD v2 token F1 between the two
   answers, score = mean F1 over the kept questions (undefined, with the reason, when none is kept).
 Payload: as `qags` (docs/EXPLANATIONS.md) with "variant": "qags_cloze", a "similarity" per question and
@@ -55,6 +57,7 @@ class ClozeConfig:
     max_candidates: int = 10
     threshold: float = 0.5
     min_question_tokens: int = 3
+    context_words: int = 10
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +67,7 @@ class ClozeConfig:
             "max_candidates": self.max_candidates,
             "threshold": self.threshold,
             "min_question_tokens": self.min_question_tokens,
+            "context_words": self.context_words,
         }
 
 
@@ -73,6 +77,14 @@ def cloze_question(text: str, candidate: Phrase) -> str:
     wh = WH_WORDS.get(candidate.type, DEFAULT_WH_WORD)
     sentence = text[start : candidate.start] + wh + text[candidate.end : end]
     return sentence.strip().rstrip(".!;:,").rstrip() + "?"
+
+
+def cloze_context(text: str, candidate: Phrase, words: int) -> str:
+    """The wh-word of the candidate between up to `words` words of its sentence on either side."""
+    start, end = candidate.sentence or (0, len(text))
+    left = text[start : candidate.start].split()[-words:] if words else []
+    right = text[candidate.end : end].split()[:words]
+    return " ".join([*left, WH_WORDS.get(candidate.type, DEFAULT_WH_WORD), *right])
 
 
 class ClozeQagsExplainer:
@@ -95,8 +107,9 @@ class ClozeQagsExplainer:
         for document, group, found_in_source in zip(documents, summaries, source_candidates, strict=True):
             found_in_summaries = candidates[position : position + len(group)]
             wanted = {candidate.type for found in found_in_summaries for candidate in found}
+            words = self.config.context_words
             contexts = [
-                (candidate, texts.setdefault(cloze_question(document.text, candidate), len(texts)))
+                (candidate, texts.setdefault(cloze_context(document.text, candidate, words), len(texts)))
                 for candidate in found_in_source
                 if candidate.type in wanted
             ]
@@ -104,7 +117,8 @@ class ClozeQagsExplainer:
                 questions = [Question(cloze_question(summary.text, candidate), candidate) for candidate in found]
                 filter_questions(questions, min_tokens=self.config.min_question_tokens)
                 for question in questions:
-                    question.extra["question_index"] = texts.setdefault(question.question, len(texts))
+                    context = cloze_context(summary.text, question.candidate, words)
+                    question.extra["question_index"] = texts.setdefault(context, len(texts))
                 plans.append((questions, contexts))
             position += len(group)
         vectors = self.embedder.embed(list(texts))

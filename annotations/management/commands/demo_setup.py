@@ -1,4 +1,4 @@
-"""Load the demo: XSum articles with their five summaries, BERTScore explanations, accounts and a study.
+"""Load the demo: XSum articles with their five summaries, metric explanations, accounts and a study.
 
 Safe to run again: what exists is kept (nothing is imported, scored or created twice).
 """
@@ -19,12 +19,13 @@ from annotations.services.accounts import account_create
 from annotations.services.corpus import dataset_import
 from annotations.services.studies import study_create
 from faithanno.progress import progress_bar, progress_iter
-from scoring.services import explanations_compute
+from scoring.services import explanations_compute_many
 
 DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo" / "xsum_demo.jsonl"
 DEMO_DATASET = "XSum demo"
 DEMO_STUDY = "Demo: BERTScore word alignments"
 DEMO_PASSWORD = "faithanno-demo"
+DEMO_METRICS = ("bertscore", "entailment", "qags")
 DEMO_ACCOUNTS = (
     ("admin", roles.ADMIN, "Ada"),
     ("rita", roles.RESEARCHER, "Rita"),
@@ -35,7 +36,7 @@ DEMO_ACCOUNTS = (
 
 
 class Command(BaseCommand):
-    help = "Create the demo dataset, its BERTScore explanations, demo accounts and a demo study."
+    help = "Create the demo dataset, its metric explanations, demo accounts and a demo study."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--url", default=settings.SITE_URL, help="address printed for the browser")
@@ -46,8 +47,9 @@ class Command(BaseCommand):
         if dataset is None:
             self.stdout.write(f"Importing {DEMO_FILE.relative_to(settings.BASE_DIR)} ...")
             dataset = dataset_import(name=DEMO_DATASET, batch=parse("jsonl", DEMO_FILE), progress=progress_iter).dataset
-        report = explanations_compute(dataset=dataset, progress=progress_bar)
-        self.stdout.write(report.lines()[0])
+        # The explanations the annotation tasks show (BERTScore words, top-k entailment, QAGS questions).
+        for report in explanations_compute_many(dataset=dataset, metrics=DEMO_METRICS, progress=progress_bar):
+            self.stdout.write(report.lines()[-1])
 
         users = get_user_model().objects
         for username, role, first_name in DEMO_ACCOUNTS:
