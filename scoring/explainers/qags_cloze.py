@@ -149,6 +149,7 @@ class ClozeQagsExplainer:
         question.summary_answer = Answer(candidate.start, candidate.end, candidate.text, False, 1.0, 0.0)
         if not question.kept:
             question.summary_answer = None
+            question.extra["similarity"] = None
             return
         same_type = [(phrase, row) for phrase, row in contexts if phrase.type == candidate.type]
         best: tuple[float, Phrase] | None = None
