@@ -197,8 +197,19 @@ class TokenEncoder:
 
     def tokenize(self, text: str, *, offset: int = 0, truncate: bool = True) -> Tokenized:
         """Tokenize with the model's special tokens, as bert-score does (text stripped, cut at max length)."""
-        stripped = text.strip()
-        lead = len(text) - len(text.lstrip()) + offset
+        return self.tokenize_many([text], offsets=[offset], truncate=truncate)[0]
+
+    def tokenize_many(
+        self, texts: Sequence[str], *, offsets: Sequence[int] | None = None, truncate: bool = True
+    ) -> list[Tokenized]:
+        """`tokenize` for many texts in one call (the Rust tokenizer encodes a batch in parallel).
+
+        `offsets[i]` is added to the character offsets of text i (e.g. a sentence's start in its document).
+        """
+        if not texts:
+            return []
+        stripped = [text.strip() for text in texts]
+        leads = [len(text) - len(text.lstrip()) + (offsets[i] if offsets else 0) for i, text in enumerate(texts)]
         encoding = self.tokenizer(
             stripped,
             add_special_tokens=True,
@@ -206,17 +217,19 @@ class TokenEncoder:
             max_length=self.max_length if truncate else None,
             return_offsets_mapping=True,
             return_special_tokens_mask=True,
-            return_overflowing_tokens=False,
             verbose=False,
         )
-        ids = list(encoding["input_ids"])
-        special = [bool(flag) for flag in encoding["special_tokens_mask"]]
-        offsets = [(s + lead, e + lead) for s, e in encoding["offset_mapping"]]
-        truncated = False
-        if truncate and len(ids) >= self.max_length:
-            full_length = len(self.tokenizer(stripped, add_special_tokens=True, verbose=False)["input_ids"])
-            truncated = full_length > len(ids)
-        return Tokenized(ids, offsets, special, truncated)
+        result = []
+        for i, lead in enumerate(leads):
+            ids = list(encoding["input_ids"][i])
+            special = [bool(flag) for flag in encoding["special_tokens_mask"][i]]
+            spans = [(start + lead, end + lead) for start, end in encoding["offset_mapping"][i]]
+            truncated = False
+            if truncate and len(ids) >= self.max_length:
+                full_length = len(self.tokenizer(stripped[i], add_special_tokens=True, verbose=False)["input_ids"])
+                truncated = full_length > len(ids)
+            result.append(Tokenized(ids, spans, special, truncated))
+        return result
 
     def tokenize_windows(self, text: str, *, overlap: int = 128) -> tuple[list[Tokenized], list[tuple[int, int]]]:
         """Split a long text into windows of max_length tokens whose first and last `overlap` tokens overlap.

@@ -212,18 +212,32 @@ class BertScoreExplainer:
     # -- sources ----------------------------------------------------------------------------------
     def source_inputs(self, source: SourceText) -> tuple[list[Tokenized], list[tuple[int, int]] | None]:
         """The encoder inputs for one source document under the configured long-document strategy."""
-        if not source.text.strip():
-            return [], None
-        if self.config.strategy == "first512":
-            return [self.encoder.tokenize(source.text)], None
-        if self.config.strategy == "windows":
-            return self.encoder.tokenize_windows(source.text, overlap=self.config.window_overlap)
-        sentences = list(source.sentences) or [(0, len(source.text))]
-        return [self.encoder.tokenize(source.text[s:e], offset=s) for s, e in sentences], None
+        return self._source_inputs([source])[0]
+
+    def _source_inputs(
+        self, sources: Sequence[SourceText]
+    ) -> list[tuple[list[Tokenized], list[tuple[int, int]] | None]]:
+        plans: list[tuple[list[Tokenized], list[tuple[int, int]] | None]] = []
+        pieces: list[tuple[int, str, int]] = []  # (source, text, offset) tokenized together below
+        for number, source in enumerate(sources):
+            plans.append(([], None))
+            if not source.text.strip():
+                continue
+            if self.config.strategy == "windows":
+                plans[number] = self.encoder.tokenize_windows(source.text, overlap=self.config.window_overlap)
+            elif self.config.strategy == "first512":
+                pieces.append((number, source.text, 0))
+            else:
+                for start, end in list(source.sentences) or [(0, len(source.text))]:
+                    pieces.append((number, source.text[start:end], start))
+        tokenized = self.encoder.tokenize_many([text for _, text, _ in pieces], offsets=[o for _, _, o in pieces])
+        for (number, _, _), item in zip(pieces, tokenized, strict=True):
+            plans[number][0].append(item)
+        return plans
 
     def embed_sources(self, sources: Sequence[SourceText]) -> list[SourceEmbedding]:
         """Embed many documents in one sorted, batched pass (each document is encoded once)."""
-        plans = [self.source_inputs(source) for source in sources]
+        plans = self._source_inputs(sources)
         flat = [item for inputs, _ in plans for item in inputs]
         vectors = iter(self.encoder.embed(flat))
         return [
@@ -269,7 +283,9 @@ class BertScoreExplainer:
         by their source), not one small product per pair: small operations cost more in dispatch and
         thread synchronisation than in arithmetic.
         """
-        tokenized = [self.encoder.tokenize(summary.text) if summary.text.strip() else None for _, summary in pairs]
+        texts = [summary.text for _, summary in pairs if summary.text.strip()]
+        encoded = iter(self.encoder.tokenize_many(texts))
+        tokenized = [next(encoded) if summary.text.strip() else None for _, summary in pairs]
         vectors = iter(self.encoder.embed([item for item in tokenized if item is not None]))
         results: list[BertScoreResult | BertScoreFailure | None] = [None] * len(pairs)
         matches: list[_Pending] = []
@@ -376,30 +392,35 @@ class BertScoreExplainer:
         source_len = max(source.embeddings.shape[0] for source in sources)
         per_source = max(len(members) for members in chunk)
         summary_len = max(matches[i].embedding.shape[0] for members in chunk for i in members)
-        source_emb = torch.zeros((len(chunk), source_len, dim))
-        source_mask = torch.zeros((len(chunk), source_len), dtype=torch.bool)
+        # Two extra coordinates keep padding out of every max without masking the big similarity tensor:
+        # a real summary row has (1, 0) and a padding row (0, -PAD); a real source column (0, 1) and a padding
+        # column (-PAD, 0). Real-real products are unchanged (the extra terms are exact zeros); any product
+        # with padding is -PAD, below every cosine.
+        source_emb = torch.zeros((len(chunk), source_len, dim + 2))
+        source_emb[:, :, dim] = -_PAD
         source_weights = torch.zeros((len(chunk), source_len))
-        summary_emb = torch.zeros((len(chunk), per_source, summary_len, dim))
-        summary_mask = torch.zeros((len(chunk), per_source, summary_len), dtype=torch.bool)
+        summary_emb = torch.zeros((len(chunk), per_source, summary_len, dim + 2))
+        summary_emb[..., dim + 1] = -_PAD
         summary_weights = torch.zeros((len(chunk), per_source, summary_len))
         for g, members in enumerate(chunk):
             source = sources[g]
             length = source.embeddings.shape[0]
-            source_emb[g, :length] = source.embeddings
-            source_mask[g, :length] = True
+            source_emb[g, :length, :dim] = source.embeddings
+            source_emb[g, :length, dim] = 0.0
+            source_emb[g, :length, dim + 1] = 1.0
             source_weights[g, :length] = self._source_weights(source)
             for s, position in enumerate(members):
                 pending = matches[position]
                 rows = pending.embedding.shape[0]
-                summary_emb[g, s, :rows] = pending.embedding
-                summary_mask[g, s, :rows] = True
+                summary_emb[g, s, :rows, :dim] = pending.embedding
+                summary_emb[g, s, :rows, dim] = 1.0
+                summary_emb[g, s, :rows, dim + 1] = 0.0
                 summary_weights[g, s, :rows] = pending.weights
         similarity = torch.bmm(
-            summary_emb.view(len(chunk), per_source * summary_len, dim), source_emb.transpose(1, 2)
+            summary_emb.view(len(chunk), per_source * summary_len, dim + 2), source_emb.transpose(1, 2)
         ).view(len(chunk), per_source, summary_len, source_len)
-        best, best_index = similarity.masked_fill(~source_mask[:, None, None, :], -math.inf).max(dim=3)
-        recall_best = similarity.masked_fill(~summary_mask[..., None], -math.inf).max(dim=2).values
-        recall_best = recall_best.masked_fill(~source_mask[:, None, :], 0.0).nan_to_num(neginf=0.0)
+        best, best_index = similarity.max(dim=3)
+        recall_best = similarity.max(dim=2).values.clamp(min=-1.0)  # padding columns weigh 0 anyway
         precision = (best * summary_weights).sum(-1) / summary_weights.sum(-1).clamp(min=1e-30)
         recall = (recall_best * source_weights[:, None, :]).sum(-1) / source_weights.sum(-1)[:, None]
         best_list, index_list = best.tolist(), best_index.tolist()
@@ -467,6 +488,7 @@ class BertScoreExplainer:
 
 # Similarity entries (pairs x summary tokens x source tokens) per batched product: about 32 MB of floats.
 MATCH_BUDGET = 8_000_000
+_PAD = 1000.0
 
 
 @dataclass(slots=True)

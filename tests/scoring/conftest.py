@@ -47,5 +47,13 @@ def tiny_model_settings(settings: Any, tiny_models: dict[str, str]) -> dict[str,
     return tiny_models
 
 
-def root_path() -> Path:
-    return Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def database_url() -> str:
+    """The URL of the database this test runs against, for processes the test starts (commands, workers)."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"

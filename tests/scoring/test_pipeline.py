@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import io
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +20,9 @@ from annotations.services.corpus import dataset_import
 from annotations.tasks import entailment_units, qgqa_units
 from scoring import services
 from scoring.explainers import similarity
-from scoring.models import Explanation
+from scoring.models import Explanation, ScoringClaim
 from tests.conftest import write_jsonl
+from tests.scoring.conftest import ROOT, database_url
 
 pytestmark = pytest.mark.django_db
 
@@ -282,3 +288,44 @@ def test_it_explains_awkward_input_with_every_metric(
         assert by[(system, "bertscore")].score is not None
         assert by[(system, "similarity")].score is not None
         assert by[(system, "abstractiveness")].payload["sentences"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_resumes_after_being_killed(tmp_path: Path) -> None:
+    """`score` killed with SIGKILL mid-run (no cleanup at all) loses at most its current batch; the next run
+    takes over the dead process's claims at once and finishes."""
+    records = [
+        {
+            "id": f"d{n}",
+            "text": f"Town {n} approved a budget of {n} million pounds. The mayor was pleased.",
+            "summaries": [
+                {"system": "A", "text": f"Town {n} approved a budget."},
+                {"system": "B", "text": f"Town {n} cut it."},
+            ],
+        }
+        for n in range(16)
+    ]
+    dataset = dataset_import(name="killed", batch=parse("jsonl", write_jsonl(tmp_path / "k.jsonl", records))).dataset
+    env = {**os.environ, "DATABASE_URL": database_url()}
+    command = [sys.executable, "manage.py", "score", "--dataset", "killed", "--metric", "bertscore"]
+    process = subprocess.Popen(
+        [*command, "--documents-per-batch", "1"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while Explanation.objects.filter(summary__document__dataset=dataset).count() < 4:
+            assert process.poll() is None and time.monotonic() < deadline, "score ended or stalled before the kill"
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    stored = Explanation.objects.filter(summary__document__dataset=dataset).count()
+    assert 4 <= stored < 32
+    output = score(dataset, "--metric", "bertscore")
+    assert f"{stored} already computed" in output and f"{32 - stored} computed now" in output
+    assert Explanation.objects.filter(summary__document__dataset=dataset).count() == 32
+    assert not ScoringClaim.objects.exists()

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from annotations.importers import parse
 from annotations.models import Dataset, Summary
@@ -20,8 +19,8 @@ from annotations.services.corpus import dataset_import
 from scoring.models import Explanation, ScoringClaim
 from scoring.services import explanations_enqueue
 from tests.conftest import write_jsonl
+from tests.scoring.conftest import ROOT, database_url
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 WORKERS = 2
 
 
@@ -61,12 +60,6 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server.wait(timeout=20)
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 @pytest.fixture
 def celery_queue(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, list[Path]]]:
     """Start WORKERS real `celery worker` processes on a queue of their own; stop them afterwards."""
@@ -75,7 +68,7 @@ def celery_queue(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, list[Pat
     queue = f"faithanno-test-{uuid.uuid4().hex[:10]}"
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "CELERY_BROKER_URL": redis_url,
         "CELERY_RESULT_BACKEND": redis_url,
         "CELERY_TASK_DEFAULT_QUEUE": queue,
