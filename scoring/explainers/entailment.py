@@ -29,7 +29,7 @@ from scoring.explainers.base import (
     mean,
     rounded,
 )
-from scoring.explainers.similarity import embed_sentences
+from scoring.explainers.similarity import embed_batch
 from scoring.nlp_models import NliModel
 
 METRIC = "entailment"
@@ -74,11 +74,9 @@ class TopKEntailmentExplainer:
     def explain_batch(
         self, documents: Sequence[DocumentInput], summaries: Sequence[Sequence[SummaryInput]]
     ) -> list[list[Explained]]:
-        source_spans = [document.sentence_spans() for document in documents]
-        source_vectors = embed_sentences(self.embedder, [d.text for d in documents], source_spans)
-        flat = [summary for group in summaries for summary in group]
-        summary_spans = [summary.sentence_spans() for summary in flat]
-        summary_vectors = embed_sentences(self.embedder, [s.text for s in flat], summary_spans)
+        batch = embed_batch(self.embedder, documents, summaries)
+        source_spans, source_vectors = batch.source_spans, batch.source_vectors
+        summary_spans, summary_vectors = batch.summary_spans, batch.summary_vectors
 
         # Top-k per summary sentence, then every NLI pair of the batch in one deduplicated, batched call.
         plans: list[list[_SentencePlan] | None] = []

@@ -40,6 +40,31 @@ class SimilarityConfig:
         return {"metric": METRIC, "code_version": CODE_VERSION, "sentence_model": self.sentence_model}
 
 
+@dataclass(slots=True)
+class SentenceVectors:
+    """Sentence offsets and embeddings of a batch's documents and of their summaries (flattened)."""
+
+    source_spans: list[list[tuple[int, int]]]
+    source_vectors: list[torch.Tensor]
+    summary_spans: list[list[tuple[int, int]]]
+    summary_vectors: list[torch.Tensor]
+
+
+def embed_batch(
+    embedder: SentenceEmbedder, documents: Sequence[DocumentInput], summaries: Sequence[Sequence[SummaryInput]]
+) -> SentenceVectors:
+    """Each document's sentences embedded once for all its summaries; summaries in document order."""
+    source_spans = [document.sentence_spans() for document in documents]
+    flat = [summary for group in summaries for summary in group]
+    summary_spans = [summary.sentence_spans() for summary in flat]
+    return SentenceVectors(
+        source_spans,
+        embed_sentences(embedder, [d.text for d in documents], source_spans),
+        summary_spans,
+        embed_sentences(embedder, [s.text for s in flat], summary_spans),
+    )
+
+
 def embed_sentences(
     embedder: SentenceEmbedder, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]
 ) -> list[torch.Tensor]:
@@ -60,14 +85,13 @@ class SentenceSimilarityExplainer:
     def explain_batch(
         self, documents: Sequence[DocumentInput], summaries: Sequence[Sequence[SummaryInput]]
     ) -> list[list[Explained]]:
-        source_spans = [document.sentence_spans() for document in documents]
-        source_vectors = embed_sentences(self.embedder, [d.text for d in documents], source_spans)
-        flat = [summary for group in summaries for summary in group]
-        summary_spans = [summary.sentence_spans() for summary in flat]
-        summary_vectors = iter(embed_sentences(self.embedder, [s.text for s in flat], summary_spans))
-        spans_iter = iter(summary_spans)
+        batch = embed_batch(self.embedder, documents, summaries)
+        summary_vectors = iter(batch.summary_vectors)
+        spans_iter = iter(batch.summary_spans)
         results = []
-        for document, spans, vectors, group in zip(documents, source_spans, source_vectors, summaries, strict=True):
+        for document, spans, vectors, group in zip(
+            documents, batch.source_spans, batch.source_vectors, summaries, strict=True
+        ):
             row = []
             for summary in group:
                 row.append(self._explain(document, spans, vectors, summary, next(spans_iter), next(summary_vectors)))
