@@ -8,7 +8,7 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
  && pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
 COPY . .
 RUN DEBUG=False SECRET_KEY=collectstatic-only ALLOWED_HOSTS=localhost python manage.py collectstatic --no-input -v 0
-RUN useradd --create-home faithanno
+RUN useradd --create-home faithanno && mkdir /home/faithanno/hf-cache && chown faithanno /home/faithanno/hf-cache
 USER faithanno
 EXPOSE 8000
 CMD ["gunicorn", "faithanno.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120", "--access-logfile", "-"]

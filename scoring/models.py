@@ -34,3 +34,28 @@ class Explanation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.metric} of summary {self.summary_id}"
+
+
+class ScoringClaim(models.Model):
+    """A worker's claim on one summary while it computes one metric configuration for it.
+
+    The unique constraint makes a claim exclusive: of several workers (threads, processes, machines)
+    racing for the same summary only one inserts the row, so no summary is computed twice. A claim is
+    deleted in the transaction that stores the explanation; one whose worker died lapses at `expires_at`
+    (or at once, when the worker was a process on the same host that no longer runs).
+    """
+
+    summary = models.ForeignKey("annotations.Summary", on_delete=models.CASCADE, related_name="+")
+    metric = models.CharField(max_length=50)
+    config_hash = models.CharField(max_length=64)
+    owner = models.CharField(max_length=200)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["summary", "metric", "config_hash"], name="scoring_claim_unique_config")
+        ]
+        indexes = [models.Index(fields=["owner"])]
+
+    def __str__(self) -> str:
+        return f"{self.metric} of summary {self.summary_id} claimed by {self.owner}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -72,3 +73,61 @@ def word_spans(nlp: Language, texts: Iterable[str]) -> list[list[WordSpan]]:
             ]
         )
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """A named entity (type = its spaCy label) or a noun chunk (type "NP") with character offsets."""
+
+    start: int
+    end: int
+    text: str
+    type: str
+    sentence: Span | None = None  # the spaCy sentence that holds it (None when only NER ran)
+
+
+NOUN_CHUNK = "NP"
+
+
+def phrases(
+    nlp: Language, texts: Sequence[str], *, noun_chunks: bool = True, batch_size: int = 64
+) -> list[list[Phrase]]:
+    """Named entities and, with noun_chunks, the noun chunks that are not also an entity, in text order.
+
+    These are QAGS's answer candidates (seed 002: "named entities and noun phrases using spaCy"), minus
+    spans with no letter or digit (spaCy calls emoji nouns). Without
+    noun_chunks only the entity recogniser runs (the entity-overlap metric needs no parse).
+    """
+    disabled = [name for name in ("lemmatizer",) if name in nlp.pipe_names]
+    if not noun_chunks:
+        disabled += [name for name in ("parser", "tagger", "attribute_ruler") if name in nlp.pipe_names]
+    result: list[list[Phrase]] = []
+    for doc in nlp.pipe(texts, batch_size=batch_size, disable=disabled):
+        # Span.sent walks the document for every span; look sentences up by offset instead.
+        sentences = [_trimmed(doc.text, s.start_char, s.end_char) for s in doc.sents] if noun_chunks else []
+        starts = [start for start, _ in sentences]
+        found: dict[Span, Phrase] = {}
+        spans = list(doc.ents) + (list(doc.noun_chunks) if noun_chunks else [])
+        for span in spans:
+            start, end = _trimmed(doc.text, span.start_char, span.end_char)
+            if start >= end or (start, end) in found:
+                continue  # an entity that is also a noun chunk keeps its entity label
+            if not any(character.isalnum() for character in doc.text[start:end]):
+                continue  # spaCy tags emoji as nouns; a span without a letter or digit answers nothing
+            sentence = sentences[max(bisect.bisect_right(starts, start) - 1, 0)] if sentences else None
+            label = span.label_ if span.label_ else NOUN_CHUNK
+            found[(start, end)] = Phrase(start, end, doc.text[start:end], label, sentence)
+        result.append(sorted(found.values(), key=lambda phrase: (phrase.start, phrase.end)))
+    return result
+
+
+def words_lower(nlp: Language, texts: Iterable[str]) -> list[list[tuple[int, int, str]]]:
+    """Lowercased spaCy tokens without punctuation and whitespace, with their offsets (tokenizer only)."""
+    return [
+        [
+            (token.idx, token.idx + len(token.text), token.lower_)
+            for token in nlp.make_doc(text)
+            if not token.is_punct and not token.is_space
+        ]
+        for text in texts
+    ]

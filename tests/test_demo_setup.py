@@ -29,6 +29,8 @@ def test_it_sets_up_the_demo_once_and_prints_the_accounts() -> None:
     assert Document.objects.filter(dataset__name=DEMO_DATASET).count() == 20
     assert Summary.objects.filter(document__dataset__name=DEMO_DATASET).count() == 100
     assert Explanation.objects.filter(metric="bertscore", error="").count() == 100
+    for metric in ("entailment", "qags_cloze"):  # offline: QAGS is its cloze fallback
+        assert Explanation.objects.filter(metric=metric).count() == 100
     users = get_user_model().objects
     for name in ("alice", "bob", "carol"):
         assert roles.user_is_annotator(users.get(username=name)) and users.get(username=name).check_password(

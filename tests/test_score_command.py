@@ -56,7 +56,8 @@ def test_it_does_no_work_when_run_again(small_dataset: Dataset, monkeypatch: pyt
     def no_model(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a finished run must not load the model again")
 
-    monkeypatch.setattr(services, "_load_encoder", no_model)
+    monkeypatch.setattr("scoring.encoders.load_token_encoder", no_model)
+    monkeypatch.setattr("scoring.text.load_spacy", no_model)
     output = score(small_dataset)
     assert "7 already computed" in output and "0 computed now" in output
     assert list(Explanation.objects.order_by("pk").values_list("pk", "created_at")) == created

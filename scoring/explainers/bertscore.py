@@ -17,12 +17,16 @@ import bisect
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
 from scoring.encoders import TokenEncoder, Tokenized
-from scoring.text import Span, WordSpan
+from scoring.explainers.base import DocumentInput, Explained, SummaryInput
+from scoring.text import Span, WordSpan, word_spans
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 METRIC = "bertscore"
 CODE_VERSION = "1"
@@ -76,6 +80,7 @@ class SourceEmbedding:
     special: list[bool]
     input_ids: list[int]
     truncated: bool
+    weights: torch.Tensor | None = None  # token weights, computed once per source
 
 
 @dataclass(slots=True)
@@ -190,28 +195,49 @@ def idf_weights(token_id_sets: Iterable[set[int]], *, package_formula: bool) -> 
 
 
 class BertScoreExplainer:
-    def __init__(self, encoder: TokenEncoder, config: BertScoreConfig, idf: IdfWeights | None = None) -> None:
+    def __init__(
+        self,
+        encoder: TokenEncoder,
+        config: BertScoreConfig,
+        idf: IdfWeights | None = None,
+        nlp: Language | None = None,
+    ) -> None:
         if config.idf and idf is None:
             raise ValueError("config.idf is on: pass the idf weights (see idf_weights)")
         self.encoder = encoder
         self.config = config
         self.idf = idf if config.idf else None
+        self.nlp = nlp
 
     # -- sources ----------------------------------------------------------------------------------
     def source_inputs(self, source: SourceText) -> tuple[list[Tokenized], list[tuple[int, int]] | None]:
         """The encoder inputs for one source document under the configured long-document strategy."""
-        if not source.text.strip():
-            return [], None
-        if self.config.strategy == "first512":
-            return [self.encoder.tokenize(source.text)], None
-        if self.config.strategy == "windows":
-            return self.encoder.tokenize_windows(source.text, overlap=self.config.window_overlap)
-        sentences = list(source.sentences) or [(0, len(source.text))]
-        return [self.encoder.tokenize(source.text[s:e], offset=s) for s, e in sentences], None
+        return self._source_inputs([source])[0]
+
+    def _source_inputs(
+        self, sources: Sequence[SourceText]
+    ) -> list[tuple[list[Tokenized], list[tuple[int, int]] | None]]:
+        plans: list[tuple[list[Tokenized], list[tuple[int, int]] | None]] = []
+        pieces: list[tuple[int, str, int]] = []  # (source, text, offset) tokenized together below
+        for number, source in enumerate(sources):
+            plans.append(([], None))
+            if not source.text.strip():
+                continue
+            if self.config.strategy == "windows":
+                plans[number] = self.encoder.tokenize_windows(source.text, overlap=self.config.window_overlap)
+            elif self.config.strategy == "first512":
+                pieces.append((number, source.text, 0))
+            else:
+                for start, end in list(source.sentences) or [(0, len(source.text))]:
+                    pieces.append((number, source.text[start:end], start))
+        tokenized = self.encoder.tokenize_many([text for _, text, _ in pieces], offsets=[o for _, _, o in pieces])
+        for (number, _, _), item in zip(pieces, tokenized, strict=True):
+            plans[number][0].append(item)
+        return plans
 
     def embed_sources(self, sources: Sequence[SourceText]) -> list[SourceEmbedding]:
         """Embed many documents in one sorted, batched pass (each document is encoded once)."""
-        plans = [self.source_inputs(source) for source in sources]
+        plans = self._source_inputs(sources)
         flat = [item for inputs, _ in plans for item in inputs]
         vectors = iter(self.encoder.embed(flat))
         return [
@@ -239,29 +265,83 @@ class BertScoreExplainer:
             else:
                 kept_content = set(content_positions)
             selected = [i for i, flag in enumerate(item.special) if (i in kept_content) or (flag and not strip)]
-            rows.append(emb[selected])
+            if selected and selected == list(range(selected[0], selected[-1] + 1)):
+                rows.append(emb[selected[0] : selected[-1] + 1])  # a slice, not a gather: the usual case
+            else:
+                rows.append(emb[selected])
             offsets.extend(item.offsets[i] for i in selected)
             special.extend(item.special[i] for i in selected)
             ids.extend(item.input_ids[i] for i in selected)
-        embeddings = torch.cat(rows) if rows else torch.zeros((0, 0))
+        embeddings = (rows[0] if len(rows) == 1 else torch.cat(rows)) if rows else torch.zeros((0, 0))
         return SourceEmbedding(text, embeddings, offsets, special, ids, any(item.truncated for item in inputs))
 
     # -- summaries --------------------------------------------------------------------------------
     def explain(self, pairs: Sequence[tuple[SourceEmbedding, SummaryText]]) -> list[BertScoreResult | BertScoreFailure]:
-        """Score and align each (embedded source, summary) pair; summaries are embedded in one batch."""
-        tokenized = [self.encoder.tokenize(summary.text) if summary.text.strip() else None for _, summary in pairs]
+        """Score and align each (embedded source, summary) pair; summaries are embedded in one batch.
+
+        The similarity matrices of many pairs are computed in a few batched matrix products (pairs grouped
+        by their source), not one small product per pair: small operations cost more in dispatch and
+        thread synchronisation than in arithmetic.
+        """
+        texts = [summary.text for _, summary in pairs if summary.text.strip()]
+        encoded = iter(self.encoder.tokenize_many(texts))
+        tokenized = [next(encoded) if summary.text.strip() else None for _, summary in pairs]
         vectors = iter(self.encoder.embed([item for item in tokenized if item is not None]))
-        results: list[BertScoreResult | BertScoreFailure] = []
-        for (source, summary), item in zip(pairs, tokenized, strict=True):
+        results: list[BertScoreResult | BertScoreFailure | None] = [None] * len(pairs)
+        matches: list[_Pending] = []
+        for index, ((source, _), item) in enumerate(zip(pairs, tokenized, strict=True)):
             if item is None:
-                results.append(BertScoreFailure("the summary is empty"))
+                results[index] = BertScoreFailure("the summary is empty")
                 continue
             embedding = next(vectors)
             if not source.offsets:
-                results.append(BertScoreFailure("the source document is empty"))
+                results[index] = BertScoreFailure("the source document is empty")
                 continue
-            results.append(self._match(source, summary, item, embedding))
-        return results
+            rows = list(range(len(item.input_ids)))
+            if self.config.special_tokens == "strip":
+                rows = [i for i in rows if not item.special[i]]
+            if not any(not item.special[i] for i in rows):
+                results[index] = BertScoreFailure("the summary has no tokens the encoder can embed")
+                continue
+            weights = self._weights([item.input_ids[i] for i in rows], [item.special[i] for i in rows])
+            source_weights = self._source_weights(source)
+            if float(weights.sum()) <= 0 or float(source_weights.sum()) <= 0:
+                results[index] = BertScoreFailure("all token weights are zero (every token is special or has idf 0)")
+                continue
+            matches.append(_Pending(index, source, item, embedding[rows], rows, weights))
+        for pending, (precision, recall, best, best_index) in zip(matches, self._match_all(matches), strict=True):
+            summary = pairs[pending.index][1]
+            results[pending.index] = self._result(pending, summary, precision, recall, best, best_index)
+        return [result for result in results if result is not None]
+
+    def explain_batch(
+        self, documents: Sequence[DocumentInput], summaries: Sequence[Sequence[SummaryInput]]
+    ) -> list[list[Explained]]:
+        """The common explainer interface (scoring.explainers.base): words come from the spaCy pipeline."""
+        if self.nlp is None:
+            raise ValueError("explain_batch needs the spaCy pipeline for word segmentation (pass nlp)")
+        sources = self.embed_sources([SourceText(d.text, d.sentence_spans()) for d in documents])
+        flat = [(source, summary) for source, group in zip(sources, summaries, strict=True) for summary in group]
+        words = word_spans(self.nlp, [summary.text for _, summary in flat])
+        results = iter(
+            self.explain(
+                [
+                    (source, SummaryText(summary.text, summary_words))
+                    for (source, summary), summary_words in zip(flat, words, strict=True)
+                ]
+            )
+        )
+        explained: list[list[Explained]] = []
+        for group in summaries:
+            row = []
+            for _ in group:
+                result = next(results)
+                if isinstance(result, BertScoreFailure):
+                    row.append(Explained.undefined(result.reason))
+                else:
+                    row.append(Explained(result.precision, result.scores, result.payload()))
+            explained.append(row)
+        return explained
 
     def _weights(self, ids: Sequence[int], special: Sequence[bool]) -> torch.Tensor:
         if self.idf is None:
@@ -270,38 +350,111 @@ class BertScoreExplainer:
             values = [0.0 if flag else self.idf.get(i) for i, flag in zip(ids, special, strict=True)]
         return torch.tensor(values, dtype=torch.float32)
 
-    def _match(
-        self, source: SourceEmbedding, summary: SummaryText, item: Tokenized, embedding: torch.Tensor
-    ) -> BertScoreResult | BertScoreFailure:
-        rows = list(range(len(item.input_ids)))
-        if self.config.special_tokens == "strip":
-            rows = [i for i in rows if not item.special[i]]
-        if not any(not item.special[i] for i in rows):
-            return BertScoreFailure("the summary has no tokens the encoder can embed")
-        summary_ids = [item.input_ids[i] for i in rows]
-        summary_special = [item.special[i] for i in rows]
-        similarity = embedding[rows] @ source.embeddings.T
-        best, best_index = similarity.max(dim=1)
-        recall_best = similarity.max(dim=0).values
-        summary_weights = self._weights(summary_ids, summary_special)
-        source_weights = self._weights(source.input_ids, source.special)
-        if float(summary_weights.sum()) <= 0 or float(source_weights.sum()) <= 0:
-            return BertScoreFailure("all token weights are zero (every token is special or has idf 0)")
-        precision = float((best * summary_weights).sum() / summary_weights.sum())
-        recall = float((recall_best * source_weights).sum() / source_weights.sum())
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    def _source_weights(self, source: SourceEmbedding) -> torch.Tensor:
+        if source.weights is None:
+            source.weights = self._weights(source.input_ids, source.special)
+        return source.weights
 
+    def _match_all(self, matches: Sequence[_Pending]) -> list[tuple[float, float, list[float], list[int]]]:
+        """P, R and each summary token's best similarity and source token, for every pending pair."""
+        groups: dict[int, list[int]] = {}
+        for position, pending in enumerate(matches):
+            groups.setdefault(id(pending.source), []).append(position)
+        out: list[tuple[float, float, list[float], list[int]]] = [(0.0, 0.0, [], [])] * len(matches)
+        chunk: list[list[int]] = []
+        for members in groups.values():
+            chunk.append(members)
+            if _chunk_size(matches, chunk) > MATCH_BUDGET:
+                if len(chunk) > 1:
+                    chunk.pop()
+                    self._match_chunk(matches, chunk, out)
+                    chunk = [members]
+                else:
+                    self._match_chunk(matches, chunk, out)
+                    chunk = []
+        if chunk:
+            self._match_chunk(matches, chunk, out)
+        return out
+
+    def _match_chunk(
+        self,
+        matches: Sequence[_Pending],
+        chunk: list[list[int]],
+        out: list[tuple[float, float, list[float], list[int]]],
+    ) -> None:
+        """Greedy matching for the pairs of several sources in one batched product.
+
+        Shapes: sources (G, Ld, d); summaries (G, S, Ls, d), S = most summaries of one source in the chunk.
+        Padding columns of a source never win a max; padding rows of a summary never count for recall.
+        """
+        sources = [matches[members[0]].source for members in chunk]
+        dim = sources[0].embeddings.shape[1]
+        source_len = max(source.embeddings.shape[0] for source in sources)
+        per_source = max(len(members) for members in chunk)
+        summary_len = max(matches[i].embedding.shape[0] for members in chunk for i in members)
+        # Two extra coordinates keep padding out of every max without masking the big similarity tensor:
+        # a real summary row has (1, 0) and a padding row (0, -PAD); a real source column (0, 1) and a padding
+        # column (-PAD, 0). Real-real products are unchanged (the extra terms are exact zeros); any product
+        # with padding is -PAD, below every cosine.
+        source_emb = torch.zeros((len(chunk), source_len, dim + 2))
+        source_emb[:, :, dim] = -_PAD
+        source_weights = torch.zeros((len(chunk), source_len))
+        summary_emb = torch.zeros((len(chunk), per_source, summary_len, dim + 2))
+        summary_emb[..., dim + 1] = -_PAD
+        summary_weights = torch.zeros((len(chunk), per_source, summary_len))
+        for g, members in enumerate(chunk):
+            source = sources[g]
+            length = source.embeddings.shape[0]
+            source_emb[g, :length, :dim] = source.embeddings
+            source_emb[g, :length, dim] = 0.0
+            source_emb[g, :length, dim + 1] = 1.0
+            source_weights[g, :length] = self._source_weights(source)
+            for s, position in enumerate(members):
+                pending = matches[position]
+                rows = pending.embedding.shape[0]
+                summary_emb[g, s, :rows, :dim] = pending.embedding
+                summary_emb[g, s, :rows, dim] = 1.0
+                summary_emb[g, s, :rows, dim + 1] = 0.0
+                summary_weights[g, s, :rows] = pending.weights
+        similarity = torch.bmm(
+            summary_emb.view(len(chunk), per_source * summary_len, dim + 2), source_emb.transpose(1, 2)
+        ).view(len(chunk), per_source, summary_len, source_len)
+        best, best_index = similarity.max(dim=3)
+        recall_best = similarity.max(dim=2).values.clamp(min=-1.0)  # padding columns weigh 0 anyway
+        precision = (best * summary_weights).sum(-1) / summary_weights.sum(-1).clamp(min=1e-30)
+        recall = (recall_best * source_weights[:, None, :]).sum(-1) / source_weights.sum(-1)[:, None]
+        best_list, index_list = best.tolist(), best_index.tolist()
+        precision_list, recall_list = precision.tolist(), recall.tolist()
+        for g, members in enumerate(chunk):
+            for s, position in enumerate(members):
+                rows = matches[position].embedding.shape[0]
+                out[position] = (
+                    precision_list[g][s],
+                    recall_list[g][s],
+                    best_list[g][s][:rows],
+                    index_list[g][s][:rows],
+                )
+
+    def _result(
+        self,
+        pending: _Pending,
+        summary: SummaryText,
+        precision: float,
+        recall: float,
+        best: list[float],
+        best_index: list[int],
+    ) -> BertScoreResult:
+        source, item = pending.source, pending.item
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         words = [Word(w.start, w.end, summary.text[w.start : w.end], w.is_stop, w.is_punct) for w in summary.words]
         word_starts = [w.start for w in words]
         tokens: list[AlignedToken] = []
-        for row, token_weight, sim, match in zip(
-            rows, summary_weights.tolist(), best.tolist(), best_index.tolist(), strict=True
-        ):
+        for row, token_weight, sim, match in zip(pending.rows, pending.weights.tolist(), best, best_index, strict=True):
             if item.special[row]:
                 continue
             start, end = item.offsets[row]
-            word_index = bisect.bisect_right(word_starts, start) - 1
-            if word_index < 0 or start >= words[word_index].end:
+            word_index: int | None = bisect.bisect_right(word_starts, start) - 1
+            if word_index is not None and (word_index < 0 or start >= words[word_index].end):
                 word_index = None
             aligned = None if source.special[match] else source.offsets[match]
             tokens.append(
@@ -331,3 +484,27 @@ class BertScoreExplainer:
             summary_truncated=item.truncated,
             source_truncated=source.truncated,
         )
+
+
+# Similarity entries (pairs x summary tokens x source tokens) per batched product: about 32 MB of floats.
+MATCH_BUDGET = 8_000_000
+_PAD = 1000.0
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A pair waiting for its similarity matrix: the summary rows that take part and their weights."""
+
+    index: int
+    source: SourceEmbedding
+    item: Tokenized
+    embedding: torch.Tensor
+    rows: list[int]
+    weights: torch.Tensor
+
+
+def _chunk_size(matches: Sequence[_Pending], chunk: list[list[int]]) -> int:
+    source_len = max(matches[members[0]].source.embeddings.shape[0] for members in chunk)
+    per_source = max(len(members) for members in chunk)
+    summary_len = max(matches[i].embedding.shape[0] for members in chunk for i in members)
+    return len(chunk) * per_source * summary_len * source_len

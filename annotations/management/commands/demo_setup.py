@@ -1,4 +1,4 @@
-"""Load the demo: XSum articles with their five summaries, BERTScore explanations, accounts and studies.
+"""Load the demo: XSum articles with their five summaries, metric explanations, accounts and studies.
 
 Besides the BERTScore study, the demo runs the classic protocols that need no model (QAGS, FEQA, Maynez
 spans; BUMP edits of the reference summaries), plus the QGQA and entailment tasks once their explanations
@@ -25,7 +25,7 @@ from annotations.services.examples import study_example_annotate, study_example_
 from annotations.services.studies import study_create
 from annotations.tasks import get_task
 from faithanno.progress import progress_bar, progress_iter
-from scoring.services import explanations_compute
+from scoring.services import explanations_compute_many
 
 DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo" / "xsum_demo.jsonl"
 DEMO_DATASET = "XSum demo"
@@ -45,6 +45,7 @@ DEMO_GUIDELINES = {
     "bump": "Change as few words as possible; the edited summary must still read naturally.",
 }
 DEMO_PASSWORD = "faithanno-demo"
+DEMO_METRICS = ("bertscore", "entailment", "qags")
 DEMO_ACCOUNTS = (
     ("admin", roles.ADMIN, "Ada"),
     ("rita", roles.RESEARCHER, "Rita"),
@@ -55,7 +56,7 @@ DEMO_ACCOUNTS = (
 
 
 class Command(BaseCommand):
-    help = "Create the demo dataset, its BERTScore explanations, demo accounts and a demo study."
+    help = "Create the demo dataset, its metric explanations, demo accounts and a demo study."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--url", default=settings.SITE_URL, help="address printed for the browser")
@@ -66,8 +67,9 @@ class Command(BaseCommand):
         if dataset is None:
             self.stdout.write(f"Importing {DEMO_FILE.relative_to(settings.BASE_DIR)} ...")
             dataset = dataset_import(name=DEMO_DATASET, batch=parse("jsonl", DEMO_FILE), progress=progress_iter).dataset
-        report = explanations_compute(dataset=dataset, progress=progress_bar)
-        self.stdout.write(report.lines()[0])
+        # The explanations the annotation tasks show (BERTScore words, top-k entailment, QAGS questions).
+        for report in explanations_compute_many(dataset=dataset, metrics=DEMO_METRICS, progress=progress_bar):
+            self.stdout.write(report.lines()[-1])
 
         users = get_user_model().objects
         for username, role, first_name in DEMO_ACCOUNTS:

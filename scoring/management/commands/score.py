@@ -8,43 +8,80 @@ from annotations.models import Dataset
 from faithanno.progress import progress_bar
 from scoring.errors import ModelLoadError
 from scoring.explainers.bertscore import SPECIAL_TOKEN_MODES, STRATEGIES
-from scoring.services import METRICS, bertscore_config, explanations_compute
+from scoring.registry import METRICS
+from scoring.services import BrokerUnavailable, explanations_compute_many, explanations_enqueue
 
 
 class Command(BaseCommand):
     help = (
         "Compute metric explanations for a dataset. Skips summaries already computed with the same "
-        "configuration, so an interrupted run resumes and a finished run does nothing."
+        "configuration, so an interrupted run resumes and a finished run does nothing. With --enqueue the "
+        "work goes to Celery workers instead (celery -A faithanno.celery worker)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True, help="dataset name")
-        parser.add_argument("--metric", required=True, choices=[*METRICS, "all"])
-        parser.add_argument("--model", help="encoder: Hugging Face id, local directory or packaged:minilm")
-        parser.add_argument("--layer", type=int, help="encoder layer whose hidden states are compared")
-        parser.add_argument("--strategy", choices=STRATEGIES, help="how source documents are embedded")
+        parser.add_argument(
+            "--metric", required=True, choices=[*METRICS, "all"], help="'all' runs every metric, cheap ones first"
+        )
+        parser.add_argument("--model", help="BERTScore encoder: Hugging Face id, local directory or packaged:minilm")
+        parser.add_argument("--layer", type=int, help="BERTScore: encoder layer whose hidden states are compared")
+        parser.add_argument("--strategy", choices=STRATEGIES, help="BERTScore: how source documents are embedded")
         parser.add_argument(
             "--special-tokens",
             choices=SPECIAL_TOKEN_MODES,
-            help="'package' = bert-score package behaviour, 'strip' = thesis behaviour",
+            help="BERTScore: 'package' = bert-score package behaviour, 'strip' = thesis behaviour",
         )
-        parser.add_argument("--idf", action="store_true", help="weight tokens by idf over the dataset's documents")
+        parser.add_argument("--idf", action="store_true", help="BERTScore: weight tokens by idf over the documents")
+        parser.add_argument("--k", type=int, help="top-k entailment: source sentences per summary sentence")
+        parser.add_argument(
+            "--documents-per-batch", type=int, default=32, help="documents explained and committed together"
+        )
+        parser.add_argument(
+            "--retry-failed", action="store_true", help="recompute summaries whose explanation raised an error"
+        )
+        parser.add_argument("--enqueue", action="store_true", help="put the work on the Celery queue and return")
+        parser.add_argument("--documents-per-task", type=int, default=64, help="with --enqueue: documents per task")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             dataset = Dataset.objects.get(name=options["dataset"])
         except Dataset.DoesNotExist:
             raise CommandError(f"No dataset named {options['dataset']!r}.") from None
+        metrics = list(METRICS) if options["metric"] == "all" else [options["metric"]]
+        overrides = {
+            "bertscore_model": options["model"],
+            "layer": options["layer"],
+            "strategy": options["strategy"],
+            "special_tokens": options["special_tokens"],
+            "idf": options["idf"] or None,
+            "k": options["k"],
+        }
         try:
-            config = bertscore_config(
-                model=options["model"],
-                layer=options["layer"],
-                strategy=options["strategy"],
-                special_tokens=options["special_tokens"],
-                idf=options["idf"] or None,
+            if options["enqueue"]:
+                for report in explanations_enqueue(
+                    dataset=dataset,
+                    metrics=metrics,
+                    options=overrides,
+                    documents_per_task=options["documents_per_task"],
+                ):
+                    for line in report.lines():
+                        self.stdout.write(line)
+                return
+            reports = explanations_compute_many(
+                dataset=dataset,
+                metrics=metrics,
+                options=overrides,
+                progress=progress_bar,
+                documents_per_batch=options["documents_per_batch"],
+                retry_failed=options["retry_failed"],
             )
-            report = explanations_compute(dataset=dataset, config=config, progress=progress_bar)
-        except (ModelLoadError, ValueError) as exc:
+        except (ModelLoadError, BrokerUnavailable, ValueError) as exc:
             raise CommandError(str(exc)) from exc
-        for line in report.lines():
-            self.stdout.write(line)
+        for report in reports:
+            for line in report.lines():
+                self.stdout.write(line)
+        unavailable = [report for report in reports if report.unavailable]
+        if unavailable:
+            # The other metrics ran and are stored; the exit status still tells scripts something is missing.
+            raise CommandError(" ".join(f"{report.name}: {report.unavailable}" for report in unavailable))
