@@ -11,7 +11,9 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Max
+from django.db.models import F, FloatField, Max, OuterRef, Subquery
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 
 from annotations.analysis import correlation as corr
 from annotations.analysis.agreement import (
@@ -362,6 +364,34 @@ def metric_values(*, dataset: Dataset, name: str, summary_ids: Iterable[int] | N
         known = ", ".join(metric_names(dataset=dataset)) or "none"
         raise AnalysisError(f"no metric {name!r} in dataset {dataset.name!r} (metrics: {known})")
     return values
+
+
+def metric_score_expression(*, dataset: Dataset, name: str) -> Subquery:
+    """A per-summary expression (for `Summary` querysets) of the metric score `metric_values` reads, by the same
+    rule: an imported MetricScore of that name wins, otherwise the computed metric or variant of the dataset's
+    most recent configuration. Lets the database filter and sort 100,000 summaries by a score."""
+    imported = MetricScore.objects.filter(summary__document__dataset=dataset, name=name)
+    if imported.exists():
+        return Subquery(MetricScore.objects.filter(summary=OuterRef("pk"), name=name).values("value")[:1])
+    configs = _newest_configs(dataset)
+    metric, _, variant = name.partition(VARIANT_SEPARATOR)
+    scored = Explanation.objects.filter(
+        summary__document__dataset=dataset, metric=metric, config_hash=configs.get(metric)
+    )
+    if metric not in configs or (variant and not scored.filter(scores__has_key=variant).exists()):
+        known = ", ".join(metric_names(dataset=dataset)) or "none"
+        raise AnalysisError(f"no metric {name!r} in dataset {dataset.name!r} (metrics: {known})")
+    explanations = Explanation.objects.filter(summary=OuterRef("pk"), metric=metric, config_hash=configs[metric])
+    value = Cast(KeyTextTransform(variant, "scores"), FloatField()) if variant else F("score")
+    return Subquery(explanations.annotate(value=value).values("value")[:1], output_field=FloatField())
+
+
+def human_score_expression(*, dataset: Dataset, name: str) -> Subquery:
+    """A per-summary expression of the imported human score `name` (see metric_score_expression)."""
+    if not HumanScore.objects.filter(summary__document__dataset=dataset, name=name).exists():
+        known = ", ".join(human_names(dataset=dataset)) or "none"
+        raise AnalysisError(f"no human score {name!r} in dataset {dataset.name!r} (human scores: {known})")
+    return Subquery(HumanScore.objects.filter(summary=OuterRef("pk"), name=name).values("value")[:1])
 
 
 def human_values(*, dataset: Dataset, name: str, summary_ids: Iterable[int] | None = None) -> dict[int, float]:
