@@ -25,7 +25,7 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.annotation import BENCH_SECRET_KEY, ensure_database, log  # noqa: E402
+from benchmarks.annotation import database_ready, log  # noqa: E402
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/faithanno_bench_browse"
 SYSTEMS = ("BERTS2S", "PtGen", "TConvS2S", "TranS2S", "Gold")
@@ -187,17 +187,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    ensure_database(args.database_url, args.rebuild)
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ["SECRET_KEY"] = BENCH_SECRET_KEY
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "faithanno.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    log(f"database {args.database_url}")
+    database_ready(args.database_url, args.rebuild)
     build(args.documents, args.seed)
     measure(args.repeat)
 
