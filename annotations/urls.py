@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotations.views import analysis, annotate, common, studies
+from annotations.views import analysis, annotate, common, inspect, studies
 
 urlpatterns = [
     path("", common.home, name="home"),
@@ -62,4 +62,7 @@ urlpatterns = [
         name="dataset_judgements_export",
     ),
     path("analysis/items/<int:item_id>/", analysis.analysis_item, name="analysis_item"),
+    # The inspector (annotations/views/inspect.py).
+    path("summaries/<int:summary_id>/", inspect.summary_inspect, name="summary_inspect"),
+    path("summaries/compare/", inspect.summary_compare, name="summary_compare"),
 ]
