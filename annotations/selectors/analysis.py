@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db.models import Max
@@ -205,6 +205,7 @@ class ItemRow:
     item_id: int
     unit: int | None  # None for span tasks, whose rows are whole summaries
     agreement: ItemAgreement
+    summary_id: int | None = None  # for the link to the inspector
 
 
 @dataclass(frozen=True)
@@ -255,6 +256,8 @@ def agreement_overview(
         for coefficient, level in requests
     ]
     rows, n_items = _item_rows(task, table_labels, limit)
+    summaries = dict(StudyItem.objects.filter(pk__in={row.item_id for row in rows}).values_list("pk", "summary_id"))
+    rows = [replace(row, summary_id=summaries.get(row.item_id)) for row in rows]
     tables = AgreementTables(rows, annotator_agreements(table_labels), n_items)
     return AgreementOverview(study_task, task, results, tables)
 
