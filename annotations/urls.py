@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotations.views import analysis, annotate, browse, common, studies
+from annotations.views import analysis, annotate, browse, common, inspect, studies
 
 urlpatterns = [
     path("", common.home, name="home"),
@@ -65,4 +65,7 @@ urlpatterns = [
     # Browsing a dataset (annotations/views/browse.py).
     path("datasets/<int:dataset_id>/documents/", browse.dataset_documents, name="dataset_documents"),
     path("datasets/<int:dataset_id>/summaries/", browse.dataset_summaries, name="dataset_summaries"),
+    # The inspector (annotations/views/inspect.py).
+    path("summaries/<int:summary_id>/", inspect.summary_inspect, name="summary_inspect"),
+    path("summaries/compare/", inspect.summary_compare, name="summary_compare"),
 ]

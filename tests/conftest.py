@@ -121,6 +121,17 @@ def scored_dataset(small_dataset: Dataset) -> Dataset:
 
 
 @pytest.fixture
+def explained_dataset(small_dataset: Dataset) -> Dataset:
+    """The small dataset with every metric computed by the offline profile (QAGS as its cloze fallback,
+    entailment without NLI probabilities)."""
+    from scoring.registry import METRICS
+    from scoring.services import explanations_compute_many
+
+    explanations_compute_many(dataset=small_dataset, metrics=METRICS)
+    return small_dataset
+
+
+@pytest.fixture
 def bertscore_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser) -> Any:
     """rita's study: every scored summary of the small dataset, judged by alice and bob (k = 2)."""
     from annotations.services.studies import study_create

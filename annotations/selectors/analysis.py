@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db.models import F, FilteredRelation, FloatField, Max, Q, QuerySet
@@ -207,6 +207,7 @@ class ItemRow:
     item_id: int
     unit: int | None  # None for span tasks, whose rows are whole summaries
     agreement: ItemAgreement
+    summary_id: int | None = None  # for the link to the inspector
 
 
 @dataclass(frozen=True)
@@ -257,27 +258,40 @@ def agreement_overview(
         for coefficient, level in requests
     ]
     rows, n_items = _item_rows(task, table_labels, limit)
+    summaries = dict(StudyItem.objects.filter(pk__in={row.item_id for row in rows}).values_list("pk", "summary_id"))
+    rows = [replace(row, summary_id=summaries.get(row.item_id)) for row in rows]
     tables = AgreementTables(rows, annotator_agreements(table_labels), n_items)
     return AgreementOverview(study_task, task, results, tables)
 
 
-def item_labels(*, item: StudyItem) -> dict[str, dict[str, str]]:
-    """One item's labels: unit (its number and text) -> annotator -> label. For span tasks a single row
-    lists each annotator's spans ("none" when the annotator marked nothing)."""
-    task = get_task(item.study_task.task)
-    assignments = Assignment.objects.filter(item=item, status=Assignment.Status.SUBMITTED)
-    names = dict(assignments.values_list("pk", "annotator__username"))
-    judgements = Judgement.objects.filter(assignment__in=list(names)).order_by("unit_index", "assignment_id")
+def labels_table(
+    task: TaskDefinition, annotators: Iterable[str], judgements: Iterable[tuple[str, int, str, str]]
+) -> dict[str, dict[str, str]]:
+    """unit (its number and text) -> annotator -> label, from (annotator, unit index, unit text, label) in
+    unit order. For span tasks a single row lists each annotator's spans ("none" when nothing was marked)."""
     if task.spans:
-        marked: dict[str, list[str]] = {name: [] for name in names.values()}
-        for judgement in judgements:
-            marked[names[judgement.assignment_id]].append(f"“{judgement.unit_text}” ({judgement.label})")
+        marked: dict[str, list[str]] = {name: [] for name in annotators}
+        for name, _, unit_text, label in judgements:
+            marked[name].append(f"“{unit_text}” ({label})")
         return {"marked spans": {name: "; ".join(spans) or "none" for name, spans in marked.items()}}
     rows: dict[str, dict[str, str]] = {}
-    for judgement in judgements:
-        unit = f"{judgement.unit_index}: {judgement.unit_text}" if judgement.unit_text else str(judgement.unit_index)
-        rows.setdefault(unit, {})[names[judgement.assignment_id]] = judgement.label
+    for name, unit_index, unit_text, label in judgements:
+        unit = f"{unit_index}: {unit_text}" if unit_text else str(unit_index)
+        rows.setdefault(unit, {})[name] = label
     return rows
+
+
+def item_labels(*, item: StudyItem) -> dict[str, dict[str, str]]:
+    """One item's labels: unit -> annotator -> label (see labels_table)."""
+    assignments = Assignment.objects.filter(item=item, status=Assignment.Status.SUBMITTED)
+    names = dict(assignments.values_list("pk", "annotator__username"))
+    judgements = (
+        Judgement.objects.filter(assignment__in=list(names))
+        .order_by("unit_index", "assignment_id")
+        .values_list("assignment_id", "unit_index", "unit_text", "label")
+    )
+    rows = ((names[assignment], index, text, label) for assignment, index, text, label in judgements)
+    return labels_table(get_task(item.study_task.task), names.values(), rows)
 
 
 # --- scores per summary -----------------------------------------------------------------------------

@@ -13,45 +13,8 @@
     },
   };
 
-  // Offsets from the server count Unicode code points; JavaScript strings count UTF-16 units.
-  function codePointText(text) {
-    const points = Array.from(text);
-    return {
-      length: points.length,
-      slice(start, end) {
-        return points.slice(start, end).join("");
-      },
-    };
-  }
-
-  // Draw `text` into `container`, wrapping each range {start, end} in makeElement(range, rangeText).
-  function renderText(container, text, ranges, makeElement) {
-    const points = codePointText(text);
-    const sorted = ranges.slice().sort((a, b) => a.start - b.start || a.end - b.end);
-    const fragment = document.createDocumentFragment();
-    let position = 0;
-    for (const range of sorted) {
-      if (range.start < position) continue; // overlapping ranges cannot be drawn twice
-      if (range.start > position) fragment.append(points.slice(position, range.start));
-      fragment.append(makeElement(range, points.slice(range.start, range.end)));
-      position = range.end;
-    }
-    fragment.append(points.slice(position, points.length));
-    container.replaceChildren(fragment);
-  }
-
-  function element(tag, attributes, children) {
-    const el = document.createElement(tag);
-    for (const [name, value] of Object.entries(attributes || {})) {
-      if (value === null || value === undefined || value === false) continue;
-      if (name === "text") el.textContent = value;
-      else if (name === "className") el.className = value;
-      else if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
-      else el.setAttribute(name, value === true ? "" : value);
-    }
-    for (const child of children || []) el.append(child);
-    return el;
-  }
+  // Text drawing lives in text.js, shared with the inspector.
+  const { codePointText, element, renderText } = window.FaithAnnoText;
 
   // Choice buttons with their shortcut shown and announced; `groupLabel` names the group for screen readers.
   function choiceButtons(choices, groupLabel, onChoose) {
