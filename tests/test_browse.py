@@ -145,6 +145,8 @@ def test_it_lists_the_page_with_scores_and_pages_through(scored: Dataset, rita: 
     assert keys(list(page.object_list)) == ["d1/A", "d1/B"]
     html = response.content.decode()
     assert "0.800" in html and 'rel="next"' in html
+    first = page.object_list[0]
+    assert f'href="{reverse("summary_inspect", args=[first.pk])}"' in html
     capped = client_for(rita).get(url, {"page_size": 100000})
     assert capped.context["page"].paginator.per_page == 500
     documents = client_for(rita).get(reverse("dataset_documents", args=[scored.pk]), {"q": "d2"})
