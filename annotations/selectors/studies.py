@@ -16,7 +16,12 @@ from annotations.selectors.analysis import agreement_compute
 
 def studies_for_user(*, user: AbstractUser) -> QuerySet[Study]:
     """Admins see every study; researchers only those they run."""
-    studies = Study.objects.select_related("dataset").annotate(n_items=Count("tasks__items", distinct=True))
+    # Meta.ordering does not apply to a query with GROUP BY: the newest first, explicitly.
+    studies = (
+        Study.objects.select_related("dataset")
+        .annotate(n_items=Count("tasks__items", distinct=True))
+        .order_by("-created_at", "-pk")
+    )
     if roles.user_has_role(user, roles.ADMIN):
         return studies
     if roles.user_has_role(user, roles.RESEARCHER):
