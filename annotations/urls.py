@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotations.views import analysis, annotate, common, studies
+from annotations.views import analysis, annotate, browse, common, studies
 
 urlpatterns = [
     path("", common.home, name="home"),
@@ -62,4 +62,7 @@ urlpatterns = [
         name="dataset_judgements_export",
     ),
     path("analysis/items/<int:item_id>/", analysis.analysis_item, name="analysis_item"),
+    # Browsing a dataset (annotations/views/browse.py).
+    path("datasets/<int:dataset_id>/documents/", browse.dataset_documents, name="dataset_documents"),
+    path("datasets/<int:dataset_id>/summaries/", browse.dataset_summaries, name="dataset_summaries"),
 ]

@@ -106,6 +106,21 @@ def ensure_database(url: str, rebuild: bool) -> None:
             connection.execute(f'CREATE DATABASE "{name}"')
 
 
+def database_ready(url: str, rebuild: bool) -> None:
+    """Create (or, with `rebuild`, recreate) the benchmark database, point Django at it and migrate it."""
+    ensure_database(url, rebuild)
+    os.environ["DATABASE_URL"] = url
+    os.environ["SECRET_KEY"] = BENCH_SECRET_KEY
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "faithanno.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    log(f"database {url}")
+
+
 # --- data -----------------------------------------------------------------------------------------------
 
 
@@ -529,7 +544,7 @@ def start_server(url: str, port: int, workers: int) -> subprocess.Popen:
         **os.environ,
         "DATABASE_URL": url,
         "DEBUG": "False",
-        "SECRET_KEY": "benchmark-only-" + "x" * 40,
+        "SECRET_KEY": BENCH_SECRET_KEY,
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECURE_SSL_REDIRECT": "False",
         "DB_CONN_MAX_AGE": "60",
@@ -601,17 +616,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8931)
     args = parser.parse_args()
 
-    ensure_database(args.database_url, args.rebuild)
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ["SECRET_KEY"] = BENCH_SECRET_KEY
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "faithanno.settings")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    log(f"database {args.database_url}")
+    database_ready(args.database_url, args.rebuild)
     log("1. data")
     build(args)
     from django.db import connection

@@ -36,6 +36,21 @@ ARTICLES_FOLDER = "articles"
 NON_SCORE_FIELDS = {"hash", "model_name", "dataset", "split"}
 # FRANK's Flip_<category> fields are 1 - <category>, kept upstream for its plots; they add no information.
 DERIVED_PREFIX = "Flip_"
+# The error categories of FRANK's typology (Pagnoni et al., 2021, Table 1) and their groups, imported as human
+# scores: the share of annotators who saw that error in the summary.
+ERROR_CATEGORIES = (
+    "RelE",
+    "EntE",
+    "CircE",
+    "OutE",
+    "GramE",
+    "CorefE",
+    "LinkE",
+    "Other",
+    "Semantic_Frame_Errors",
+    "Discourse_Errors",
+    "Content_Verifiability_Errors",
+)
 DATASET_NAMES = {"cnndm": "CNN/DM", "bbc": "XSum"}
 
 Entry = tuple[dict[str, Any], Origin]
