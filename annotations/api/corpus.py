@@ -8,8 +8,9 @@ from typing import Any
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -20,6 +21,7 @@ from annotations.api.common import RESEARCHERS, dataset_or_404
 from annotations.importers import FORMATS, ImportFormatError, parse
 from annotations.models import Document, Summary
 from annotations.selectors import corpus as selectors
+from annotations.selectors.browse import FLOAT_PARAMETERS, SORTS, BrowseParameterError, summaries_browse
 from annotations.services.corpus import dataset_import
 from scoring.errors import ModelLoadError
 from scoring.explainers.bertscore import SPECIAL_TOKEN_MODES, STRATEGIES
@@ -186,15 +188,53 @@ class SummaryDetailOutput(SummaryOutput):
     meta = serializers.JSONField()
 
 
+class BrowsedSummaryOutput(SummaryOutput):
+    metric_value = serializers.FloatField(allow_null=True, required=False, help_text="the `metric` asked for")
+    human_value = serializers.FloatField(allow_null=True, required=False, help_text="the `human` score asked for")
+    gap = serializers.FloatField(allow_null=True, required=False, help_text="metric minus human score")
+    disagreement = serializers.FloatField(
+        allow_null=True, help_text="share of judged units the annotators did not all agree on"
+    )
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        row = super().to_representation(instance)
+        # Present only when the request chose the scores; the shape of a row stays the same either way.
+        for name in ("metric_value", "human_value", "gap"):
+            row[name] = getattr(instance, name, None)
+        return row
+
+
+def _browse_parameters() -> list[OpenApiParameter]:
+    text = {
+        "document": (int, "only this document (id)"),
+        "reference": (bool, "only reference summaries (true) or only system summaries (false)"),
+        "q": (str, "text in the summary, or a document's external id"),
+        "metric": (str, "metric score to show, filter and sort by (imported, computed, or e.g. bertscore.f1)"),
+        "human": (str, "human score to show, filter and sort by"),
+        "error_type": (str, "BUMP's edit type or a FRANK error category"),
+    }
+    parameters = [OpenApiParameter(name, kind, description=help_text) for name, (kind, help_text) in text.items()]
+    parameters.append(OpenApiParameter("system", str, many=True, explode=True, description="only these systems"))
+    parameters += [OpenApiParameter(name, float, description=f"{name.replace('_', ' ')}") for name in FLOAT_PARAMETERS]
+    sorts = [prefix + key for key in SORTS for prefix in ("", "-")]
+    parameters.append(OpenApiParameter("sort", str, enum=sorts, description="- in front sorts descending"))
+    return parameters
+
+
+@extend_schema_view(get=extend_schema(parameters=_browse_parameters()))
 class SummaryListApi(ListAPIView):
-    """The summaries of a dataset."""
+    """The summaries of a dataset, filtered and sorted by the parameters of the browse page; a malformed
+    parameter answers 400 naming it."""
 
     permission_classes = RESEARCHERS
-    serializer_class = SummaryOutput
+    serializer_class = BrowsedSummaryOutput
 
     def get_queryset(self) -> Any:
         dataset = dataset_or_404(self.kwargs["dataset_id"])
-        summaries = Summary.objects.filter(document__dataset=dataset).order_by("document__external_id", "external_id")
+        try:
+            summaries = summaries_browse(dataset=dataset, params=self.request.query_params)
+        except BrowseParameterError as error:
+            raise ValidationError({error.parameter: [error.message]}) from None
         return selectors.summaries_with_scores(summaries)
 
 

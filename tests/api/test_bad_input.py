@@ -67,6 +67,13 @@ def test_it_answers_404_when_scoring_an_unknown_dataset(cast: Callable[[str], AP
         ("api_meta_evaluation", {"by_error_type": "perhaps"}, "by_error_type"),
         ("api_dataset_agreement", {"limit": "-1"}, "limit"),
         ("api_dataset_agreement", {"dont_know_as_incorrect": "maybe"}, "dont_know_as_incorrect"),
+        ("api_summaries", {"metric": "R1", "metric_min": "high"}, "metric_min"),
+        ("api_summaries", {"human_max": "0.5"}, "human_min"),
+        ("api_summaries", {"sort": "length"}, "sort"),
+        ("api_summaries", {"metric": "nope"}, "metric"),
+        ("api_summaries", {"human": "Faithful", "metric": "R1", "gap_min": "inf"}, "gap_min"),
+        ("api_summaries", {"document": "first"}, "document"),
+        ("api_summaries", {"reference": "perhaps"}, "reference"),
     ],
 )
 def test_it_answers_400_naming_a_malformed_parameter(

@@ -22,6 +22,30 @@ def upload(name: str, text: str) -> SimpleUploadedFile:
     return SimpleUploadedFile(name, text.encode(), content_type="application/x-ndjson")
 
 
+def test_it_filters_and_sorts_summaries_like_the_browse_page(
+    small_dataset: Dataset, cast: Callable[[str], APIClient]
+) -> None:
+    url = reverse("api_summaries", args=[small_dataset.pk])
+    everything = cast("rita").get(url).json()
+    assert everything["count"] == Summary.objects.filter(document__dataset=small_dataset).count()
+    assert {row["gap"] for row in everything["results"]} == {None}
+    query = {"metric": "R1", "human": "Faithful", "sort": "-gap", "gap_min": "-1"}
+    rows = cast("rita").get(url, query).json()["results"]
+    scored = Summary.objects.filter(
+        document__dataset=small_dataset, metric_scores__name="R1", human_scores__name="Faithful"
+    )
+    assert {row["id"] for row in rows} == set(scored.values_list("pk", flat=True))
+    assert [row["gap"] for row in rows] == sorted((row["gap"] for row in rows), reverse=True)
+    for row in rows:
+        assert row["gap"] == pytest.approx(row["metric_scores"]["R1"] - row["human_scores"]["Faithful"])
+        assert (row["metric_value"], row["human_value"]) == (
+            row["metric_scores"]["R1"],
+            row["human_scores"]["Faithful"],
+        )
+    references = cast("rita").get(url, {"reference": "true"}).json()["results"]
+    assert references and all(row["is_reference"] for row in references)
+
+
 def test_it_imports_a_file_like_the_command(cast: Callable[[str], APIClient]) -> None:
     answer = cast("rita").post(
         reverse("api_datasets"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from urllib.parse import urlencode
 
 import pytest
 from django.db import connection
@@ -31,6 +32,11 @@ def test_it_keeps_the_summaries_query_count_flat(scored_dataset: Dataset, cast: 
     many, rows = queries(client, url, 100)
     assert one == 1
     assert rows == Summary.objects.filter(document__dataset=scored_dataset).count() > 5
+    assert many == few
+    filtered = {"metric": "bertscore", "human": "Faithful", "sort": "-disagreement"}
+    few, _ = queries(client, url + "?" + urlencode(filtered), 1)
+    many, rows = queries(client, url + "?" + urlencode(filtered), 100)
+    assert rows > 5
     assert many == few
 
 

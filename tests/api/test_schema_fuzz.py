@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,8 +32,20 @@ def api_schema() -> Any:
     return schemathesis.openapi.from_dict(json.loads(out.getvalue()))
 
 
+@pytest.fixture
+def unreachable_broker() -> Iterator[None]:
+    """Generated "enqueue" requests must not put tasks on a broker that happens to run on this machine."""
+    from faithanno.celery import app
+
+    previous, app.conf.broker_url = app.conf.broker_url, "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    yield
+    app.conf.broker_url = previous
+
+
 @pytest.mark.django_db(transaction=True)
-def test_it_answers_no_generated_request_with_a_server_error(live_server: Any, bertscore_study: Study) -> None:
+def test_it_answers_no_generated_request_with_a_server_error(
+    live_server: Any, bertscore_study: Study, unreachable_broker: None
+) -> None:
     researcher = bertscore_study.researchers.get()
     headers = {"Authorization": f"Token {api_token_get_or_create(user=researcher).key}"}
     item = bertscore_study.tasks.get().items.select_related("summary").first()
@@ -63,6 +76,8 @@ def test_it_answers_no_generated_request_with_a_server_error(live_server: Any, b
                 case.path_parameters.update({k: v for k, v in ids.items() if k in case.path_parameters})
             response = case.call(base_url=live_server.url, headers=headers, timeout=60)
             statuses[response.status_code] += 1
+            if response.status_code == 503 and "Celery broker" in response.text:
+                return  # "enqueue" with the broker down (below): the documented answer, not a crash
             case.validate_response(response, checks=[not_a_server_error])
 
         try:
