@@ -136,6 +136,21 @@ class StudyCreateForm(forms.Form):
             max_sentences=data.get("max_sentences"),
         )
 
+    def study_create_options(self) -> dict[str, Any]:
+        """The arguments of services.studies.study_create that the form decides (all but dataset and author)."""
+        data = self.cleaned_data
+        return {
+            "name": data["name"],
+            "tasks": data["tasks"],
+            "annotators": list(data["annotators"]),
+            "annotators_per_item": data["annotators_per_item"],
+            "selection": self.selection(),
+            "guidelines": self.guidelines(),
+            "task_options": self.task_options(),
+            "one_task_per_summary": data["one_task_per_summary"],
+            "reclaim_after_hours": data["reclaim_after_hours"],
+        }
+
     def guidelines(self) -> dict[str, str]:
         return {key: self.cleaned_data.get(f"guidelines_{key}", "") for key in self.cleaned_data["tasks"]}
 

@@ -47,6 +47,10 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "annotations",
     "scoring",
 ]
@@ -143,6 +147,40 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "WARNING")},
 }
+
+# --- REST API (/api/v1/) -----------------------------------------------------------------------------
+# Scripts send "Authorization: Token <key>" (a key from /accounts/api-token/ or `manage.py api_token`);
+# the browser's session works too. A page_size above the maximum is cut to the maximum, not refused.
+API_PAGE_SIZE = envint("API_PAGE_SIZE", "50")
+API_MAX_PAGE_SIZE = envint("API_MAX_PAGE_SIZE", "500")
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "annotations.api.common.Pagination",
+    "PAGE_SIZE": API_PAGE_SIZE,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "FaithAnno API",
+    "DESCRIPTION": "Datasets, summaries, explanations, studies, judgements, analyses and exports of FaithAnno.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    # The documentation page loads Swagger UI and Redoc from static files, never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+# A synchronous scoring request over the API computes at most this many summaries; larger datasets go to
+# the workers (mode "enqueue").
+API_SYNC_SCORING_MAX_SUMMARIES = envint("API_SYNC_SCORING_MAX_SUMMARIES", "200")
 
 # --- Models -------------------------------------------------------------------------------------------
 # A value is a Hugging Face id or a local directory. Nothing is downloaded unless the id is not a

@@ -1,6 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from annotations.views import accounts
 
 # No self-registration: only the login, logout and password-reset views of django.contrib.auth.
 account_patterns = [
@@ -16,10 +19,14 @@ account_patterns = [
         name="password_reset_confirm",
     ),
     path("reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
+    path("api-token/", accounts.api_token, name="api_token"),
 ]
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include(account_patterns)),
+    path("api/v1/", include("annotations.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
     path("", include("annotations.urls")),
 ]

@@ -6,8 +6,46 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
+from django.db.models import Count, QuerySet
+
 from annotations.models import Assignment, Dataset, Document, Study, Summary
 from annotations.tasks import get_task
+from scoring.models import Explanation
+
+
+def datasets_with_counts() -> QuerySet[Dataset]:
+    """Every dataset with its number of documents and summaries, by name."""
+    return Dataset.objects.annotate(
+        n_documents=Count("documents", distinct=True), n_summaries=Count("documents__summaries", distinct=True)
+    ).order_by("name")
+
+
+def dataset_documents(*, dataset: Dataset) -> QuerySet[Document]:
+    """The dataset's documents with their number of summaries; lists leave the long texts in the database."""
+    return (
+        Document.objects.filter(dataset=dataset)
+        .annotate(n_summaries=Count("summaries"))
+        .defer("text", "sentences")
+        .order_by("external_id", "pk")
+    )
+
+
+def document_get(*, document_id: int) -> Document:
+    return Document.objects.select_related("dataset").get(pk=document_id)
+
+
+def summaries_with_scores(summaries: QuerySet[Summary]) -> QuerySet[Summary]:
+    """Summaries with their document and imported scores, fetched in a fixed number of queries."""
+    return summaries.select_related("document").prefetch_related("human_scores", "metric_scores")
+
+
+def summary_get(*, summary_id: int) -> Summary:
+    return summaries_with_scores(Summary.objects.select_related("document__dataset")).get(pk=summary_id)
+
+
+def summary_explanations(*, summary: Summary) -> QuerySet[Explanation]:
+    """Every explanation of the summary, newest configuration of each metric last."""
+    return Explanation.objects.filter(summary=summary).order_by("metric", "created_at", "pk")
 
 
 def dataset_jsonl_records(

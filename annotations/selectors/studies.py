@@ -10,13 +10,18 @@ from django.db.models import Count, Q, QuerySet, Sum
 
 from annotations import roles
 from annotations.analysis.agreement import FleissKappa
-from annotations.models import Assignment, Study, StudyItem, StudyTask
+from annotations.models import Assignment, Judgement, Study, StudyItem, StudyTask
 from annotations.selectors.analysis import agreement_compute
 
 
 def studies_for_user(*, user: AbstractUser) -> QuerySet[Study]:
     """Admins see every study; researchers only those they run."""
-    studies = Study.objects.select_related("dataset").annotate(n_items=Count("tasks__items", distinct=True))
+    # Meta.ordering does not apply to a query with GROUP BY: the newest first, explicitly.
+    studies = (
+        Study.objects.select_related("dataset")
+        .annotate(n_items=Count("tasks__items", distinct=True))
+        .order_by("-created_at", "-pk")
+    )
     if roles.user_has_role(user, roles.ADMIN):
         return studies
     if roles.user_has_role(user, roles.RESEARCHER):
@@ -123,3 +128,54 @@ def study_agreement(*, study_task: StudyTask, dont_know_as_incorrect: bool = Fal
     return agreement_compute(
         study_task=study_task, coefficient="fleiss", dont_know_as_incorrect=dont_know_as_incorrect
     ).result
+
+
+def study_items(*, study: Study) -> QuerySet[StudyItem]:
+    """The study's items by task and position, with their summary's names (not its text)."""
+    return (
+        StudyItem.objects.filter(study_task__study=study)
+        .select_related("study_task", "summary__document")
+        .only(
+            "pk",
+            "position",
+            "params",
+            "explanation_id",
+            "study_task__task",
+            "summary__external_id",
+            "summary__system",
+            "summary__document__external_id",
+        )
+        .order_by("study_task__task", "position", "pk")
+    )
+
+
+def study_assignments(*, study: Study) -> QuerySet[Assignment]:
+    """Every assignment of the study (reclaimed ones too: they show where work moved)."""
+    return (
+        Assignment.objects.filter(item__study_task__study=study)
+        .select_related("annotator", "item__study_task")
+        .defer("draft", "item__params")
+        .order_by("item__study_task__task", "item__position", "annotator__username", "pk")
+    )
+
+
+def study_judgements(*, study: Study) -> QuerySet[Judgement]:
+    """Every judgement of the study, in the order of the judgement export."""
+    return (
+        Judgement.objects.filter(assignment__item__study_task__study=study)
+        .select_related("assignment__annotator", "assignment__item__study_task")
+        .only(
+            *(f.name for f in Judgement._meta.concrete_fields),
+            "assignment__guidelines_version",
+            "assignment__item_id",
+            "assignment__annotator__username",
+            "assignment__item__summary_id",
+            "assignment__item__study_task__task",
+        )
+        .order_by(
+            "assignment__item__study_task__task",
+            "assignment__item__position",
+            "assignment__annotator__username",
+            "unit_index",
+        )
+    )

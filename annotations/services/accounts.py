@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
 from django.contrib.auth.password_validation import validate_password
 from django.db import transaction
+from rest_framework.authtoken.models import Token
 
 from annotations import roles
 from annotations.models import Dataset
@@ -68,3 +69,16 @@ def external_annotators_get_or_create(*, dataset: Dataset, workers: Sequence[str
         existing = {user.username: user for user in user_model.objects.filter(username__in=names.values())}
         role_group(roles.EXTERNAL).user_set.add(*[existing[u.username] for u in created])
     return {worker: existing[name] for worker, name in names.items()}
+
+
+def api_token_get_or_create(*, user: AbstractUser) -> Token:
+    """The user's API token (one per user), created on first use."""
+    token, _ = Token.objects.get_or_create(user=user)
+    return token
+
+
+@transaction.atomic
+def api_token_rotate(*, user: AbstractUser) -> Token:
+    """A new API token for the user; the old one stops working at once."""
+    Token.objects.filter(user=user).delete()
+    return Token.objects.create(user=user)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
@@ -18,10 +17,11 @@ from annotations.analysis.spans import THRESHOLDS
 from annotations.exports import EXPORT_FORMATS
 from annotations.models import Dataset, Study, StudyItem, StudyTask
 from annotations.selectors import analysis as selectors
-from annotations.selectors import exports as export_selectors
+from annotations.selectors.corpus import datasets_with_counts
 from annotations.selectors.studies import studies_for_user
 from annotations.tasks import get_task
-from annotations.views.common import export_response, researcher_required
+from annotations.views.common import researcher_required
+from annotations.views.downloads import judgements_download, summaries_download
 
 # The page draws its intervals from fewer resamples than the command's default, to answer quickly.
 PAGE_BOOTSTRAP = 200
@@ -39,10 +39,7 @@ def _choice(request: HttpRequest, key: str, allowed: list[str] | tuple[str, ...]
 @researcher_required
 @require_GET
 def datasets(request: HttpRequest) -> HttpResponse:
-    rows = Dataset.objects.annotate(
-        n_documents=Count("documents", distinct=True), n_summaries=Count("documents__summaries", distinct=True)
-    ).order_by("name")
-    return render(request, "annotations/analysis/datasets.html", {"datasets": rows})
+    return render(request, "annotations/analysis/datasets.html", {"datasets": datasets_with_counts()})
 
 
 @researcher_required
@@ -193,18 +190,14 @@ def analysis_item(request: HttpRequest, item_id: int) -> HttpResponse:
 @require_GET
 def dataset_summaries_export(request: HttpRequest, dataset_id: int, format_name: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    rows = export_selectors.summary_table_rows(dataset=dataset)
-    fields = export_selectors.summary_table_fields(dataset=dataset)
-    return export_response(rows, fields, format_name, f"dataset-{dataset.pk}-summaries")
+    return summaries_download(dataset=dataset, study=None, format_name=format_name)
 
 
 @researcher_required
 @require_GET
 def study_summaries_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
     study = _visible_study(request, study_id)
-    rows = export_selectors.summary_table_rows(dataset=study.dataset, study=study)
-    fields = export_selectors.summary_table_fields(dataset=study.dataset, study=study)
-    return export_response(rows, fields, format_name, f"study-{study.pk}-summaries")
+    return summaries_download(dataset=study.dataset, study=study, format_name=format_name)
 
 
 @researcher_required
@@ -212,5 +205,4 @@ def study_summaries_export(request: HttpRequest, study_id: int, format_name: str
 def dataset_judgements_export(request: HttpRequest, dataset_id: int, format_name: str) -> HttpResponse:
     """The dataset's imported judgements (crowd labels), in the same layout as a study's."""
     study = get_object_or_404(Study.objects.select_related("dataset"), dataset_id=dataset_id, kind=Study.Kind.IMPORTED)
-    rows = export_selectors.study_judgement_rows(study=study)
-    return export_response(rows, export_selectors.EXPORT_FIELDS, format_name, f"dataset-{dataset_id}-judgements")
+    return judgements_download(study=study, format_name=format_name, filename=f"dataset-{dataset_id}-judgements")

@@ -20,7 +20,7 @@ from annotations.services.studies import (
     assignments_reclaim,
 )
 from annotations.tasks import get_task
-from annotations.views.frame import frame_context, json_body, submission_parts, task_state
+from annotations.views.frame import frame_context, json_body, submission_arguments, task_state
 
 
 @login_required
@@ -119,23 +119,11 @@ def annotate_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if isinstance(body, JsonResponse):
         return body
     try:
-        parts = submission_parts(body)
-        comment = body.get("comment", "")
-        if not isinstance(comment, str):
-            raise TypeError("comment must be text")
-        seconds = float(body.get("seconds", 0))
-        version = body.get("guidelines_version")
+        arguments = submission_arguments(body)
     except (ValueError, TypeError) as exc:
         return JsonResponse({"errors": [f"malformed request: {exc}"]}, status=400)
     try:
-        saved = assignment_submit(
-            assignment=assignment,
-            user=request.user,
-            comment=comment,
-            seconds=seconds,
-            guidelines_version=version,
-            **parts,
-        )
+        saved = assignment_submit(assignment=assignment, user=request.user, **arguments)
     except PermissionDenied as exc:
         return JsonResponse({"errors": [str(exc)]}, status=403)
     except ValidationError as exc:

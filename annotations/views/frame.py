@@ -161,3 +161,17 @@ def submission_parts(body: dict[str, Any]) -> dict[str, Any]:
             raise TypeError(f"{name} must be a JSON {'object' if kind is dict else 'list'}")
         parts[name] = value
     return parts
+
+
+def submission_arguments(body: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of services.studies.assignment_submit from a submission body (all but the
+    assignment and user); raises TypeError or ValueError naming the bad field."""
+    comment = body.get("comment", "")
+    if not isinstance(comment, str):
+        raise TypeError("comment must be text")
+    return {
+        **submission_parts(body),
+        "comment": comment,
+        "seconds": float(body.get("seconds", 0)),
+        "guidelines_version": body.get("guidelines_version"),
+    }

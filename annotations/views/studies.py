@@ -21,7 +21,6 @@ from annotations.forms import (
     StudySettingsForm,
 )
 from annotations.models import Dataset, Study, StudyExample, StudyTask, Summary
-from annotations.selectors import exports as export_selectors
 from annotations.selectors import studies as selectors
 from annotations.selectors.assignments import item_units, saved_work, task_examples
 from annotations.selectors.selection import selection_options
@@ -35,7 +34,8 @@ from annotations.services.studies import (
     study_task_guidelines_update,
 )
 from annotations.tasks import get_task
-from annotations.views.common import export_response, researcher_required
+from annotations.views.common import researcher_required
+from annotations.views.downloads import judgements_download
 from annotations.views.frame import frame_context, json_body, submission_parts, task_state
 
 EXAMPLE_CANDIDATES = 300
@@ -72,21 +72,8 @@ def study_new(request: HttpRequest) -> HttpResponse:
     options = selection_options(dataset=dataset)
     form = StudyCreateForm(request.POST or None, options=options, initial={"dataset": dataset})
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
         try:
-            plan = study_create(
-                name=data["name"],
-                dataset=dataset,
-                tasks=data["tasks"],
-                annotators=list(data["annotators"]),
-                annotators_per_item=data["annotators_per_item"],
-                created_by=request.user,
-                selection=form.selection(),
-                guidelines=form.guidelines(),
-                task_options=form.task_options(),
-                one_task_per_summary=data["one_task_per_summary"],
-                reclaim_after_hours=data["reclaim_after_hours"],
-            )
+            plan = study_create(dataset=dataset, created_by=request.user, **form.study_create_options())
         except ValidationError as exc:
             for message in exc.messages:
                 form.add_error(None, message)
@@ -334,5 +321,4 @@ def study_example_remove(request: HttpRequest, study_id: int, example_id: int) -
 @require_GET
 def study_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
     study = _visible_study(request, study_id)
-    rows = export_selectors.study_judgement_rows(study=study)
-    return export_response(rows, export_selectors.EXPORT_FIELDS, format_name, f"study-{study.pk}-judgements")
+    return judgements_download(study=study, format_name=format_name, filename=f"study-{study.pk}-judgements")
