@@ -119,6 +119,7 @@ class DocumentOutput(serializers.Serializer):
     n_summaries = serializers.IntegerField()
 
 
+@extend_schema_view(get=extend_schema(parameters=[OpenApiParameter("q", str, description="id or title contains")]))
 class DocumentListApi(ListAPIView):
     """The documents of a dataset (without their texts: fetch one document for that)."""
 
@@ -126,7 +127,8 @@ class DocumentListApi(ListAPIView):
     serializer_class = DocumentOutput
 
     def get_queryset(self) -> Any:
-        return selectors.dataset_documents(dataset=dataset_or_404(self.kwargs["dataset_id"]))
+        search = self.request.query_params.get("q", "").strip()
+        return selectors.dataset_documents(dataset=dataset_or_404(self.kwargs["dataset_id"]), search=search)
 
 
 class SummaryBriefOutput(serializers.Serializer):

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from annotations.models import Assignment, Dataset, Document, Study, Summary
 from annotations.tasks import get_task
@@ -20,14 +20,13 @@ def datasets_with_counts() -> QuerySet[Dataset]:
     ).order_by("name")
 
 
-def dataset_documents(*, dataset: Dataset) -> QuerySet[Document]:
-    """The dataset's documents with their number of summaries; lists leave the long texts in the database."""
-    return (
-        Document.objects.filter(dataset=dataset)
-        .annotate(n_summaries=Count("summaries"))
-        .defer("text", "sentences")
-        .order_by("external_id", "pk")
-    )
+def dataset_documents(*, dataset: Dataset, search: str = "") -> QuerySet[Document]:
+    """The dataset's documents with their number of summaries, those whose id or title contains `search` when
+    given; lists leave the long texts in the database."""
+    documents = Document.objects.filter(dataset=dataset)
+    if search:
+        documents = documents.filter(Q(external_id__icontains=search) | Q(title__icontains=search))
+    return documents.annotate(n_summaries=Count("summaries")).defer("text").order_by("external_id", "pk")
 
 
 def document_get(*, document_id: int) -> Document:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from annotations.models import Dataset, Document
+from annotations.models import Dataset
 from annotations.selectors.browse import (
     PARAMETERS,
     SORTS,
@@ -18,6 +17,7 @@ from annotations.selectors.browse import (
     browse_facets,
     summaries_browse,
 )
+from annotations.selectors.corpus import dataset_documents as dataset_documents_select
 from annotations.views.common import researcher_required
 
 DEFAULT_PAGE_SIZE = 50
@@ -45,11 +45,8 @@ def _query_without(request: HttpRequest, *names: str) -> str:
 @require_GET
 def dataset_documents(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    documents = Document.objects.filter(dataset=dataset).annotate(n_summaries=Count("summaries"))
     search = request.GET.get("q", "").strip()
-    if search:
-        documents = documents.filter(Q(external_id__icontains=search) | Q(title__icontains=search))
-    page = _page(request, documents.order_by("external_id").defer("text"))
+    page = _page(request, dataset_documents_select(dataset=dataset, search=search))
     return render(
         request,
         "annotations/browse/documents.html",

@@ -263,3 +263,13 @@ def test_it_streams_the_same_exports_as_the_web_downloads(
         assert api["Content-Disposition"] == web["Content-Disposition"]
     unknown = cast("rita").get(reverse("api_study_judgements_export", args=[bertscore_study.pk, "xml"]))
     assert unknown.status_code == 400
+
+
+def test_it_searches_documents_by_id_or_title_like_the_documents_page(
+    small_dataset: Dataset, cast: Callable[[str], APIClient]
+) -> None:
+    url = reverse("api_documents", args=[small_dataset.pk])
+    rows = cast("rita").get(url, {"q": "bridge"}).json()["results"]
+    assert [(row["external_id"], row["n_summaries"]) for row in rows] == [("bridge", 2)]
+    assert cast("rita").get(url, {"q": "Football"}).json()["count"] == 1
+    assert cast("rita").get(url).json()["count"] == small_dataset.documents.count()
