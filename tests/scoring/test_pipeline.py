@@ -329,3 +329,9 @@ def test_it_resumes_after_being_killed(tmp_path: Path) -> None:
     assert f"{stored} already computed" in output and f"{32 - stored} computed now" in output
     assert Explanation.objects.filter(summary__document__dataset=dataset).count() == 32
     assert not ScoringClaim.objects.exists()
+
+
+def test_it_batches_documents_shortest_first_so_batches_pad_little() -> None:
+    from scoring.services import in_length_order
+
+    assert in_length_order([3, 1, 2, 4], {1: 50, 2: 10, 3: 10, 4: 0}) == [4, 2, 3, 1]

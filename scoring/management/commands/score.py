@@ -9,7 +9,12 @@ from faithanno.progress import progress_bar
 from scoring.errors import ModelLoadError
 from scoring.explainers.bertscore import SPECIAL_TOKEN_MODES, STRATEGIES
 from scoring.registry import METRICS
-from scoring.services import BrokerUnavailable, explanations_compute_many, explanations_enqueue
+from scoring.services import (
+    DOCUMENTS_PER_BATCH,
+    BrokerUnavailable,
+    explanations_compute_many,
+    explanations_enqueue,
+)
 
 
 class Command(BaseCommand):
@@ -35,7 +40,10 @@ class Command(BaseCommand):
         parser.add_argument("--idf", action="store_true", help="BERTScore: weight tokens by idf over the documents")
         parser.add_argument("--k", type=int, help="top-k entailment: source sentences per summary sentence")
         parser.add_argument(
-            "--documents-per-batch", type=int, default=32, help="documents explained and committed together"
+            "--documents-per-batch",
+            type=int,
+            default=DOCUMENTS_PER_BATCH,
+            help="documents explained and committed together",
         )
         parser.add_argument(
             "--retry-failed", action="store_true", help="recompute summaries whose explanation raised an error"
