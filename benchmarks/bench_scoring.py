@@ -244,7 +244,7 @@ def offline_explainers() -> dict[str, Any]:
 
 def bench_others(documents: list[DocumentInput], summaries: list[list[SummaryInput]]) -> None:
     pairs = sum(len(group) for group in summaries)
-    say(f"Other explainers, the same {pairs} pairs, batches of 32 documents (packaged models)")
+    say(f"Other explainers, the same {pairs} pairs, batches of {DOCUMENTS_PER_BATCH} documents (packaged models)")
     for name, explainer in offline_explainers().items():
         if name.startswith("bertscore"):
             continue
