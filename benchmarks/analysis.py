@@ -124,13 +124,14 @@ def build(judgements: int) -> int:
             now = cursor.fetchone()[0]
             table = Assignment._meta.db_table
             columns = (
-                "item_id, annotator_id, status, position, comment, time_spent, guidelines_version, "
-                "created_at, updated_at, submitted_at"
+                "item_id, annotator_id, status, position, comment, time_spent, guidelines_version, draft, "
+                "touched_at, created_at, updated_at, submitted_at"
             )
             with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                 for item in study_items:
                     for annotator in annotators:
-                        copy.write_row((item.pk, annotator.pk, "submitted", item.position, "", 30.0, 1, now, now, now))
+                        row = (item.pk, annotator.pk, "submitted", item.position, "", 30.0, 1, "{}", now, now, now, now)
+                        copy.write_row(row)
             cursor.execute(f"SELECT id, item_id FROM {table} WHERE item_id >= %s ORDER BY id", [study_items[0].pk])
             assignment_items = cursor.fetchall()
             labels = ("correct", "incorrect", "dont_know")
