@@ -156,7 +156,8 @@ def test_it_judges_summary_factuality_with_one_key(
     assert page.locator("#submit").is_disabled()
     page.keyboard.press("d")  # the description folds away, and stays folded on the next item
     assert page.locator(".task-description").get_attribute("open") is None
-    assert page.evaluate("localStorage.getItem('faithanno:description-closed:factuality')") == "1"
+    # The details element's toggle event, which remembers the choice, is dispatched as a task after the key.
+    page.wait_for_function("localStorage.getItem('faithanno:description-closed:factuality') === '1'")
     page.keyboard.press("2")
     submit_with_keyboard(page, assignment)
     assert stored(assignment) == {0: ("no", "")}
