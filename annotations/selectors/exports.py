@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from annotations.analysis.enhanced import AGGREGATIONS
-from annotations.models import Dataset, Judgement, Study, Summary
+from annotations.models import Dataset, Study, Summary
 from annotations.selectors.analysis import (
     enhanced_studies,
     human_names,
@@ -15,6 +15,7 @@ from annotations.selectors.analysis import (
     metric_values,
     study_enhanced_scores,
 )
+from annotations.selectors.studies import study_judgements_in_order
 
 EXPORT_FIELDS = (
     "study",
@@ -44,36 +45,27 @@ EXPORT_FIELDS = (
 
 def study_judgement_rows(*, study: Study) -> Iterator[dict[str, Any]]:
     """Every judgement of a study as flat rows, streamed from the database in chunks."""
-    rows = (
-        Judgement.objects.filter(assignment__item__study_task__study=study)
-        .order_by(
-            "assignment__item__study_task__task",
-            "assignment__item__position",
-            "assignment__annotator__username",
-            "unit_index",
-        )
-        .values_list(
-            "assignment__item__study_task__task",
-            "assignment__guidelines_version",
-            "assignment__annotator__username",
-            "assignment__item__summary__document__external_id",
-            "assignment__item__summary_id",
-            "assignment__item__summary__system",
-            "unit_index",
-            "unit_text",
-            "start",
-            "end",
-            "label",
-            "note",
-            "data",
-            "created_at",
-            "updated_at",
-            "assignment__time_spent",
-            "assignment__comment",
-            "assignment__item__explanation__metric",
-            "assignment__item__explanation__model_ids",
-            "assignment__item__explanation__config",
-        )
+    rows = study_judgements_in_order(study=study).values_list(
+        "assignment__item__study_task__task",
+        "assignment__guidelines_version",
+        "assignment__annotator__username",
+        "assignment__item__summary__document__external_id",
+        "assignment__item__summary_id",
+        "assignment__item__summary__system",
+        "unit_index",
+        "unit_text",
+        "start",
+        "end",
+        "label",
+        "note",
+        "data",
+        "created_at",
+        "updated_at",
+        "assignment__time_spent",
+        "assignment__comment",
+        "assignment__item__explanation__metric",
+        "assignment__item__explanation__model_ids",
+        "assignment__item__explanation__config",
     )
     for (
         task,

@@ -159,10 +159,20 @@ def study_assignments(*, study: Study) -> QuerySet[Assignment]:
     )
 
 
+def study_judgements_in_order(*, study: Study) -> QuerySet[Judgement]:
+    """Every judgement of the study by task, item, annotator and unit: the order of the judgement export."""
+    return Judgement.objects.filter(assignment__item__study_task__study=study).order_by(
+        "assignment__item__study_task__task",
+        "assignment__item__position",
+        "assignment__annotator__username",
+        "unit_index",
+    )
+
+
 def study_judgements(*, study: Study) -> QuerySet[Judgement]:
-    """Every judgement of the study, in the order of the judgement export."""
+    """Every judgement of the study, in the order of the judgement export, with what a list shows of it."""
     return (
-        Judgement.objects.filter(assignment__item__study_task__study=study)
+        study_judgements_in_order(study=study)
         .select_related("assignment__annotator", "assignment__item__study_task")
         .only(
             *(f.name for f in Judgement._meta.concrete_fields),
@@ -171,11 +181,5 @@ def study_judgements(*, study: Study) -> QuerySet[Judgement]:
             "assignment__annotator__username",
             "assignment__item__summary_id",
             "assignment__item__study_task__task",
-        )
-        .order_by(
-            "assignment__item__study_task__task",
-            "assignment__item__position",
-            "assignment__annotator__username",
-            "unit_index",
         )
     )
