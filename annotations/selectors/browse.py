@@ -41,8 +41,8 @@ PARAMETERS = (
     "sort",
     *FLOAT_PARAMETERS,
 )
-# Page-control parameters the browse pages and the API use next to the filters.
-PAGING_PARAMETERS = ("page", "page_size", "format")
+# The annotation each score-like sort key and range parameter reads.
+SCORE_COLUMNS = {"metric": "metric_value", "human": "human_value", "gap": "gap", "disagreement": "disagreement"}
 
 # Per summary, the share of its judged units on which the annotators who judged them did not all agree.
 # A unit is one (study item, unit index) of a labelled task, or, for span tasks, the item itself with
@@ -211,13 +211,12 @@ def summaries_for_query(*, dataset: Dataset, query: BrowseQuery) -> QuerySet[Sum
     if "disagreement_min" in query.bounds:
         summaries = summaries.filter(pk__in=summaries_disagreeing_at_least(query.bounds["disagreement_min"]))
     summaries = summaries.annotate(disagreement=disagreement_expression())
-    ranges = {"metric": "metric_value", "human": "human_value", "gap": "gap"}
     for name, value in query.bounds.items():
         if name == "disagreement_min":
             continue
         prefix, _, side = name.rpartition("_")
         lookup = "gte" if side == "min" else "lte"
-        summaries = summaries.filter(**{f"{ranges[prefix]}__{lookup}": value})
+        summaries = summaries.filter(**{f"{SCORE_COLUMNS[prefix]}__{lookup}": value})
     return summaries.order_by(*_ordering(query.sort))
 
 
@@ -229,7 +228,7 @@ def _ordering(sort: str) -> list[object]:
         return [f"-{name}" for name in fields] if descending else fields
     if key == "system":
         return [F("system").desc() if descending else F("system").asc(), "document__external_id", "external_id"]
-    column = {"metric": "metric_value", "human": "human_value", "gap": "gap", "disagreement": "disagreement"}[key]
+    column = SCORE_COLUMNS[key]
     expression = F(column).desc(nulls_last=True) if descending else F(column).asc(nulls_last=True)
     return [expression, "document__external_id", "external_id"]
 
