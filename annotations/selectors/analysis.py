@@ -348,36 +348,15 @@ def metric_names(*, dataset: Dataset) -> list[str]:
 
 
 def metric_values(*, dataset: Dataset, name: str, summary_ids: Iterable[int] | None = None) -> dict[int, float | None]:
-    """summary id -> the metric's score. An imported MetricScore of that name wins; otherwise the name
-    is a computed metric ("bertscore", its headline score) or one of its variants ("bertscore.f1"),
-    read from the dataset's most recent configuration of that metric."""
-    imported = MetricScore.objects.filter(summary__document__dataset=dataset, name=name)
-    if imported.exists():
-        if summary_ids is not None:
-            imported = imported.filter(summary_id__in=summary_ids)
-        return dict(imported.values_list("summary_id", "value"))
-    configs = _newest_configs(dataset)
-    metric, _, variant = name.partition(VARIANT_SEPARATOR)
-    if metric not in configs:
-        known = ", ".join(metric_names(dataset=dataset)) or "none"
-        raise AnalysisError(f"no metric {name!r} in dataset {dataset.name!r} (metrics: {known})")
-    explanations = Explanation.objects.filter(
-        summary__document__dataset=dataset, metric=metric, config_hash=configs[metric]
-    )
+    """summary id -> the metric's score, for the summaries that have one (a computed explanation that failed
+    gives None). An imported MetricScore of that name wins; otherwise the name is a computed metric
+    ("bertscore", its headline score) or one of its variants ("bertscore.f1"), read from the dataset's most
+    recent configuration of that metric (the rule of summaries_with_metric_score, which this reads through)."""
+    summaries = Summary.objects.filter(document__dataset=dataset)
     if summary_ids is not None:
-        explanations = explanations.filter(summary_id__in=summary_ids)
-    if not variant:
-        return dict(explanations.values_list("summary_id", "score"))
-    values: dict[int, float | None] = {}
-    variant_known = False
-    for summary_id, scores in explanations.values_list("summary_id", "scores"):
-        variant_known = variant_known or variant in (scores or {})
-        value = (scores or {}).get(variant)
-        values[summary_id] = float(value) if isinstance(value, int | float) else None
-    if summary_ids is None and not variant_known:
-        known = ", ".join(metric_names(dataset=dataset)) or "none"
-        raise AnalysisError(f"no metric {name!r} in dataset {dataset.name!r} (metrics: {known})")
-    return values
+        summaries = summaries.filter(pk__in=list(summary_ids))
+    scored = summaries_with_metric_score(summaries, dataset=dataset, name=name, alias="value")
+    return dict(scored.filter(value_row__isnull=False).values_list("pk", "value"))
 
 
 def summaries_with_metric_score(
