@@ -15,12 +15,19 @@ relative positions, other activations, a GPU); callers then run the Hugging Face
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
+
+# oneDNN keeps a built kernel with its scratch memory for every GEMM shape it has met, up to 1,024 of them.
+# Packed batches almost never repeat a shape (their token counts differ), so the cache only grew: embedding
+# every XSum sentence twice held about 290 MiB more than with 4 entries, and ran no faster (docs/PERFORMANCE.md).
+# oneDNN reads this when it builds its first kernel; a value the user set wins.
+os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "8")
 
 
 def onednn_linear_available() -> bool:
