@@ -153,6 +153,7 @@ def packed_bert_encoder(model: Any, device: torch.device) -> PackedBertEncoder |
     reproducible = (
         device.type == "cpu"
         and type(model).__name__ == "BertModel"
+        and model.dtype == torch.float32
         and getattr(config, "position_embedding_type", "absolute") == "absolute"
         and config.hidden_act == "gelu"
         and not getattr(config, "is_decoder", False)

@@ -75,6 +75,7 @@ def test_it_keeps_hugging_face_forward_for_models_it_does_not_reproduce() -> Non
     assert packed_bert_encoder(tiny_bert(hidden_act="relu"), cpu) is None
     assert packed_bert_encoder(tiny_bert(position_embedding_type="relative_key"), cpu) is None
     assert packed_bert_encoder(tiny_bert(), torch.device("cuda")) is None
+    assert packed_bert_encoder(tiny_bert().to(torch.bfloat16), cpu) is None
 
     from transformers import RobertaConfig, RobertaModel
 
