@@ -9,8 +9,9 @@ Why it is faster than calling the Hugging Face model:
   (tokens x hidden) matrix, and padding exists only inside attention, which needs a rectangle.
 - Query, key and value are one GEMM, and GELU runs inside the up-projection's GEMM.
 
-`packed_bert_encoder(model)` returns None for anything it does not reproduce exactly (other architectures,
-relative positions, other activations, a GPU); callers then run the Hugging Face forward.
+`packed_bert_encoder(model, device)` returns None for anything it does not reproduce exactly (other
+architectures, relative positions, other activations, weights that are not float32, a GPU); callers then
+run the Hugging Face forward.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ import torch
 import torch.nn.functional as F
 
 # oneDNN keeps a built kernel with its scratch memory for every GEMM shape it has met, up to 1,024 of them.
-# Packed batches almost never repeat a shape (their token counts differ), so the cache only grew: embedding
-# every XSum sentence twice held about 290 MiB more than with 4 entries, and ran no faster (docs/PERFORMANCE.md).
+# Packed batches almost never repeat a shape (their token counts differ), so the cache only grows: embedding
+# every XSum sentence twice grew the process by 578 MiB with the default cache and by 443 MiB with 8 entries,
+# no slower (docs/PERFORMANCE.md). Eight hold a batch's four GEMM shapes, reused by every layer.
 # oneDNN reads this when it builds its first kernel; a value the user set wins.
 os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "8")
 
