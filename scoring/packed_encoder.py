@@ -54,13 +54,18 @@ class Dense:
             weight = torch.ops.mkldnn._reorder_linear_weight(weight)
         return cls(weight, bias.detach().float().contiguous(), onednn)
 
-    def __call__(self, x: torch.Tensor, *, gelu: bool = False) -> torch.Tensor:
+    def __call__(self, x: torch.Tensor, *, gelu: bool = False, residual: torch.Tensor | None = None) -> torch.Tensor:
+        """x W^T + b, then GELU (`gelu`) or the addition of `residual`, inside the GEMM on oneDNN."""
         if self.onednn:
+            if residual is not None:
+                return torch.ops.mkldnn._linear_pointwise.binary(x, residual, self.weight, self.bias, "add")
             # algorithm "none" is the exact (erf) GELU that BERT's "gelu" means, not the tanh approximation.
             return torch.ops.mkldnn._linear_pointwise(
                 x, self.weight, self.bias, "gelu" if gelu else "none", [], "none" if gelu else ""
             )
         y = F.linear(x, self.weight, self.bias)
+        if residual is not None:
+            return y.add_(residual)
         return F.gelu(y) if gelu else y
 
 
@@ -135,17 +140,19 @@ class PackedBertEncoder:
             real = mask.view(-1).nonzero().squeeze(1)  # positions of real tokens in the padded rectangle
             key_mask = mask[:, None, None, :]  # padding keys are never attended to
         head_size = self.hidden // self.heads
+        # Padding rows stay zero in every layer (NaN-free keys for the masked attention), so one buffer serves all.
+        padded = x.new_zeros((rows * width, 3 * self.hidden)) if real is not None else None
         for layer in self.layers:
             qkv = layer.query_key_value(x)
-            if real is not None:
-                qkv = qkv.new_zeros((rows * width, 3 * self.hidden)).index_copy_(0, real, qkv)
+            if padded is not None:
+                qkv = padded.index_copy_(0, real, qkv)
             query, key, value = qkv.view(rows, width, 3, self.heads, head_size).permute(2, 0, 3, 1, 4).unbind(0)
             context = F.scaled_dot_product_attention(query, key, value, attn_mask=key_mask)
             context = context.transpose(1, 2).reshape(rows * width, self.hidden)
             if real is not None:
                 context = context.index_select(0, real)
-            x = layer.attention_norm(layer.attention_output(context) + x)
-            x = layer.output_norm(layer.down(layer.up(x, gelu=True)) + x)
+            x = layer.attention_norm(layer.attention_output(context, residual=x))
+            x = layer.output_norm(layer.down(layer.up(x, gelu=True), residual=x))
         return x
 
 
