@@ -41,7 +41,8 @@ def onednn_linear_available() -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Dense:
-    """y = x W^T + b, optionally followed by erf-GELU, on oneDNN with a packed weight when it can."""
+    """y = x W^T + b, optionally followed by erf-GELU or a residual addition, on oneDNN with a packed weight
+    when it can."""
 
     weight: torch.Tensor
     bias: torch.Tensor
