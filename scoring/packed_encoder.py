@@ -12,7 +12,7 @@ Why it is faster than calling the Hugging Face model:
 When it would not be exact, Hugging Face's forward runs instead. `fallback_reason(model, device)` is the one
 place that decides: it checks every assumption `PackedBertEncoder` makes and names the first that fails
 (another architecture or a subclass, a GPU, training mode, weights that are not float32, pruned heads, a
-decoder, relative positions, an activation other than the exact GELU, chunked feed-forward, extra outputs
+decoder, relative positions, an activation other than the exact GELU, chunked feed-forward, attentions
 asked for in the config, replaced or hooked modules, a torch without the oneDNN kernels ...).
 `packed_bert_encoder(model, device)` logs that reason once per process and returns it with no encoder.
 """
