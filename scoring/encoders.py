@@ -167,7 +167,16 @@ class EncoderPass:
         self.device = device
         self.pad_id = pad_id
         self.batch_tokens = batch_tokens
-        self.packed: PackedBertEncoder | None = packed_bert_encoder(model, device)
+        self.packed: PackedBertEncoder | None
+        self.fallback_reason: str | None  # why Hugging Face's forward runs; None on the packed forward
+        self.packed, self.fallback_reason = packed_bert_encoder(model, device)
+
+    @property
+    def forward_description(self) -> str:
+        """Which forward runs: "packed", or "Hugging Face (<why not packed>)"."""
+        if self.packed is not None:
+            return "packed"
+        return f"Hugging Face ({self.fallback_reason})" if self.fallback_reason else "Hugging Face"
 
     def batches(self, sequences: Sequence[Sequence[int]]) -> Iterator[tuple[list[int], torch.Tensor]]:
         """(indices, hidden) per batch: the last hidden states of those sequences' real tokens, sequence
@@ -183,7 +192,25 @@ class EncoderPass:
             yield batch, hidden[mask.bool()]
 
 
-class TokenEncoder:
+class EncoderModel:
+    """What the token encoder and the sentence embedder share: the model they were asked for, and the pass
+    that runs it."""
+
+    model_spec: str
+    encoder_pass: EncoderPass
+
+    @property
+    def model_id(self) -> str:
+        return model_description(self.model_spec)
+
+    def model_ids(self, role: str) -> dict[str, str]:
+        """What an explanation records about this encoder in its `model_ids`: the model under `role`, and under
+        `<role>_forward` which forward ran it. Not part of the hashed configuration: both forwards give the
+        same hidden states to float32 rounding, so switching between them must not recompute anything."""
+        return {role: self.model_id, f"{role}_forward": self.encoder_pass.forward_description}
+
+
+class TokenEncoder(EncoderModel):
     """Embeds token sequences with a transformer cut at `layer`, batching by a padded-token budget."""
 
     def __init__(
@@ -218,10 +245,6 @@ class TokenEncoder:
         self.encoder_pass = EncoderPass(
             self.model, self.device, pad_id=tokenizer.pad_token_id or 0, batch_tokens=batch_tokens
         )
-
-    @property
-    def model_id(self) -> str:
-        return model_description(self.model_spec)
 
     def tokenize(self, text: str, *, offset: int = 0, truncate: bool = True) -> Tokenized:
         """Tokenize with the model's special tokens, as bert-score does (text stripped, cut at max length)."""
@@ -306,7 +329,7 @@ class TokenEncoder:
         return result
 
 
-class SentenceEmbedder:
+class SentenceEmbedder(EncoderModel):
     """Sentence embeddings as sentence-transformers computes them: mean of the last hidden states over the
     real tokens, L2-normalised (the pooling all-MiniLM-L6-v2 and the thesis's paraphrase models use)."""
 
@@ -333,10 +356,6 @@ class SentenceEmbedder:
         self.encoder_pass = EncoderPass(
             self.model, self.device, pad_id=self.tokenizer.pad_token_id or 0, batch_tokens=batch_tokens
         )
-
-    @property
-    def model_id(self) -> str:
-        return model_description(self.model_spec)
 
     @torch.inference_mode()
     def embed(self, texts: Sequence[str]) -> torch.Tensor:

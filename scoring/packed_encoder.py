@@ -9,20 +9,28 @@ Why it is faster than calling the Hugging Face model:
   (tokens x hidden) matrix, and padding exists only inside attention, which needs a rectangle.
 - Query, key and value are one GEMM, and GELU runs inside the up-projection's GEMM.
 
-`packed_bert_encoder(model, device)` returns None for anything it does not reproduce exactly (other
-architectures, relative positions, other activations, weights that are not float32, a GPU); callers then
-run the Hugging Face forward.
+When it would not be exact, Hugging Face's forward runs instead. `fallback_reason(model, device)` is the one
+place that decides: it checks every assumption `PackedBertEncoder` makes and names the first that fails
+(another architecture or a subclass, a GPU, training mode, weights that are not float32, pruned heads, a
+decoder, relative positions, an activation other than the exact GELU, chunked feed-forward, attentions
+asked for in the config, replaced or hooked modules, a torch without the oneDNN kernels ...).
+`packed_bert_encoder(model, device)` logs that reason once per process and returns it with no encoder.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
+from itertools import chain
 from typing import Any
 
 import torch
 import torch.nn.functional as F
+
+logger = logging.getLogger(__name__)
 
 # oneDNN keeps a built kernel with its scratch memory for every GEMM shape it has met, up to 1,024 of them.
 # Packed batches almost never repeat a shape (their token counts differ), so a large cache only holds memory.
@@ -30,12 +38,69 @@ import torch.nn.functional as F
 # oneDNN reads this when it builds its first kernel; a value the user set wins.
 os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "8")
 
+# The private oneDNN ops the packed forward calls (torch.ops.<namespace>.<name>.<overload>). They are not
+# torch's public API and may go in any release, so they are looked up before anything uses them.
+ONEDNN_OPS = (
+    "mkldnn._reorder_linear_weight.default",
+    "mkldnn._linear_pointwise.default",
+    "mkldnn._linear_pointwise.binary",
+)
 
-def onednn_linear_available() -> bool:
-    ops = torch.ops.mkldnn
-    return torch.backends.mkldnn.is_available() and all(
-        hasattr(ops, name) for name in ("_reorder_linear_weight", "_linear_pointwise")
-    )
+
+class OneDNNUnavailable(RuntimeError):
+    """The installed torch cannot run the packed forward's oneDNN kernels."""
+
+
+def torch_op(qualified_name: str) -> Any | None:
+    """torch.ops.<namespace>.<name>.<overload> (e.g. "mkldnn._linear_pointwise.binary") if the installed
+    torch has it, else None."""
+    namespace, name, overload = qualified_name.split(".")
+    try:
+        return getattr(getattr(getattr(torch.ops, namespace), name), overload)
+    except (AttributeError, RuntimeError):
+        return None
+
+
+@cache
+def onednn_unavailable(ops: tuple[str, ...] = ONEDNN_OPS) -> str | None:
+    """Why the installed torch cannot run oneDNN's linear kernels (`ops`), or None when it can.
+
+    Existing is not enough: the kernels also run once on a small product through `Dense` and must give
+    torch's public linear, so an op whose arguments or meaning changed in a torch upgrade stops here, not in
+    the middle of a scoring run. Checked once per process."""
+    version = torch.__version__
+    if not torch.backends.mkldnn.is_available():
+        return f"torch {version} is built without oneDNN (mkldnn)"
+    missing = [name for name in ops if torch_op(name) is None]
+    if missing:
+        return f"torch {version} has no {', '.join(f'torch.ops.{name}' for name in missing)}"
+    try:
+        wrong = _onednn_disagreements()
+    except Exception as exc:  # whatever a private op raises, the answer is: do not use it
+        return f"oneDNN's linear kernels fail in torch {version} ({type(exc).__name__}: {exc})"
+    if wrong:
+        return f"oneDNN's linear kernels in torch {version} do not give torch's linear for: {', '.join(wrong)}"
+    return None
+
+
+def _onednn_disagreements() -> list[str]:
+    """The operations where oneDNN's Dense differs from torch's on a small fixed product (no random numbers:
+    the probe must not move the caller's random state)."""
+    x = torch.linspace(-2, 2, 24).view(3, 8)
+    weight, bias = torch.linspace(-1, 1, 32).view(4, 8), torch.linspace(-0.5, 0.5, 4)
+    residual = torch.linspace(1, -1, 12).view(3, 4)
+    with torch.no_grad():
+        onednn, plain = Dense.unchecked(weight, bias, onednn=True), Dense.unchecked(weight, bias, onednn=False)
+        pairs = {
+            "linear": (onednn(x), plain(x)),
+            "linear with GELU": (onednn(x, gelu=True), plain(x, gelu=True)),
+            "linear with a residual": (onednn(x, residual=residual), plain(x, residual=residual)),
+        }
+    return [
+        name
+        for name, (got, want) in pairs.items()
+        if got.shape != want.shape or not torch.allclose(got, want, rtol=1e-5, atol=1e-5)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +114,14 @@ class Dense:
 
     @classmethod
     def of(cls, weight: torch.Tensor, bias: torch.Tensor, *, onednn: bool) -> Dense:
+        """The layer on oneDNN (`onednn`; OneDNNUnavailable if this torch cannot) or on torch's linear."""
+        if onednn and (reason := onednn_unavailable()) is not None:
+            raise OneDNNUnavailable(reason)
+        return cls.unchecked(weight, bias, onednn=onednn)
+
+    @classmethod
+    def unchecked(cls, weight: torch.Tensor, bias: torch.Tensor, *, onednn: bool) -> Dense:
+        """`of` without the availability check: only for the check itself."""
         weight = weight.detach().float().contiguous()
         if onednn:
             weight = torch.ops.mkldnn._reorder_linear_weight(weight)
@@ -94,7 +167,9 @@ class BertLayerWeights:
 
 
 class PackedBertEncoder:
-    """Last hidden states of a (possibly layer-cut) BertModel for a batch of token id sequences."""
+    """Last hidden states of a (possibly layer-cut) BertModel for a batch of token id sequences.
+
+    Exact only for the models `fallback_reason` accepts: build it through `packed_bert_encoder`."""
 
     def __init__(self, model: Any, *, onednn: bool) -> None:
         config = model.config
@@ -156,17 +231,176 @@ class PackedBertEncoder:
         return x
 
 
-def packed_bert_encoder(model: Any, device: torch.device) -> PackedBertEncoder | None:
-    """The packed forward for a model it reproduces exactly, else None (run the Hugging Face forward)."""
+# What the packed forward is written against: transformers' BERT modules (looked up by name, so a release
+# that renames or drops one falls back instead of failing) and torch's building blocks. Anything else in the
+# model (a subclass, LoRA or quantised linears, a parametrisation, a custom attention) runs other arithmetic.
+BERT_MODULES = (
+    "BertModel",
+    "BertEmbeddings",
+    "BertEncoder",
+    "BertLayer",
+    "BertAttention",
+    "BertSelfAttention",
+    "BertSdpaSelfAttention",
+    "BertSelfOutput",
+    "BertIntermediate",
+    "BertOutput",
+    "BertPooler",
+)
+TORCH_MODULES = (
+    torch.nn.Linear,
+    torch.nn.LayerNorm,
+    torch.nn.Embedding,
+    torch.nn.Dropout,
+    torch.nn.ModuleList,
+    torch.nn.Tanh,
+)
+# Both compute softmax(QK^T / sqrt(d) + mask) V: sdpa through the same kernel as the packed forward, eager to
+# float32 rounding (7e-7 in the tests).
+ATTENTION_IMPLEMENTATIONS = ("sdpa", "eager")
+
+
+def fallback_reason(model: Any, device: torch.device, *, onednn_ops: tuple[str, ...] = ONEDNN_OPS) -> str | None:
+    """Why the packed forward would not give `model`'s Hugging Face hidden states on `device` (the first
+    broken assumption), or None when it would. The one place that decides.
+
+    The packed forward takes token ids only and returns the last hidden states: no token types but 0, no
+    position ids but 0..n-1, no head mask, no attentions; EncoderPass asks for nothing else. It is decided
+    when the encoder is built; the packed weights are a copy, so a model changed afterwards is not followed.
+    `onednn_ops` are the private ops looked up (the default: those the packed forward calls)."""
+    if device.type != "cpu":
+        return f"the device is {device}; the packed forward runs on the CPU only"
+    try:
+        reason = next(_broken_assumptions(model), None)
+    except AttributeError as exc:  # modules shaped unlike the BERT the checks know (another transformers)
+        reason = f"the model's modules are not laid out as the packed forward expects ({exc})"
+    return reason if reason is not None else onednn_unavailable(onednn_ops)
+
+
+def _broken_assumptions(model: Any) -> Iterator[str]:
+    """Every assumption of PackedBertEncoder that `model` breaks, in the order checked (the caller takes the
+    first, so a later check may rely on the earlier ones having passed)."""
+    import transformers
+    from transformers import activations
+    from transformers.models.bert import modeling_bert
+
+    missing = [name for name in BERT_MODULES if not hasattr(modeling_bert, name)]
+    activation = getattr(activations, "GELUActivation", None)
+    if missing or activation is None:
+        absent = [*missing, *([] if activation else ["GELUActivation"])]
+        yield f"transformers {transformers.__version__} has no {', '.join(absent)}, which the packed forward copies"
+        return
+    bert = {name: getattr(modeling_bert, name) for name in BERT_MODULES}
+    if type(model) is not bert["BertModel"]:
+        yield f"{type(model).__module__}.{type(model).__qualname__} is not transformers' BertModel"
+        return
+
+    # The configuration: what HF's forward does beyond an absolute-position, erf-GELU encoder.
     config = model.config
-    reproducible = (
-        device.type == "cpu"
-        and type(model).__name__ == "BertModel"
-        and model.dtype == torch.float32
-        and getattr(config, "position_embedding_type", "absolute") == "absolute"
-        and config.hidden_act == "gelu"
-        and not getattr(config, "is_decoder", False)
-    )
-    if not reproducible:
-        return None
-    return PackedBertEncoder(model, onednn=onednn_linear_available())
+    if config.is_decoder or config.add_cross_attention:
+        yield "the config makes it a decoder (causal attention or cross-attention)"
+    positions = {
+        getattr(owner, "position_embedding_type", "absolute")
+        for owner in (config, model, model.embeddings, *(layer.attention.self for layer in model.encoder.layer))
+    }
+    if positions != {"absolute"}:
+        yield f"position embeddings {sorted(positions)}; the packed forward adds absolute ones only"
+    implementations = {config._attn_implementation, getattr(model, "attn_implementation", "sdpa")}
+    if not implementations <= set(ATTENTION_IMPLEMENTATIONS):
+        yield f"attention implementation {sorted(implementations)}; the packed forward reproduces sdpa and eager"
+    if config.hidden_act != "gelu":
+        yield f"the activation is {config.hidden_act!r}; the packed forward fuses the exact (erf) GELU only"
+    # Asking for attentions turns HF's sdpa attention into its eager one. (Asking for all hidden states changes
+    # nothing in the last one, which is all EncoderPass reads.)
+    if config.output_attentions:
+        yield "the config asks for attentions, which the packed forward does not compute"
+
+    # Modules and hooks: only the stock ones run, as they are.
+    stock = {*bert.values(), *TORCH_MODULES, activation}
+    for name, module in model.named_modules():
+        where = name or "the model"
+        if type(module) not in stock:
+            yield f"{where} is a {type(module).__module__}.{type(module).__qualname__}, not a stock BERT module"
+        if getattr(module, "_forward_hooks", None) or getattr(module, "_forward_pre_hooks", None):
+            yield f"{where} has forward hooks, which the packed forward would skip"
+        if "forward" in vars(module):
+            yield f"{where} has its forward replaced (as accelerate's offloading does), which would be skipped"
+
+    # Mode and tensors. Training mode switches on dropout (the dropout modules', and attention's own) and
+    # gradient checkpointing; the other building blocks ignore it (pruning heads leaves new linears in
+    # training mode inside an evaluated model).
+    mode_free = (torch.nn.Linear, torch.nn.LayerNorm, torch.nn.Embedding, torch.nn.ModuleList, torch.nn.Tanh)
+    if any(module.training for module in model.modules() if not isinstance(module, (*mode_free, activation))):
+        yield "the model is in training mode (dropout)"
+    for name, tensor in chain(model.named_parameters(), model.named_buffers()):
+        if tensor.device.type != "cpu":
+            yield f"{name} is on {tensor.device}; the packed forward runs on the CPU only"
+        if tensor.is_floating_point() and tensor.dtype != torch.float32:
+            yield f"{name} is {tensor.dtype}; the packed forward reproduces float32 weights only"
+    # Embeddings: rows looked up as they are, token type 0, positions 0..n-1.
+    hidden = int(config.hidden_size)
+    embeddings = model.embeddings
+    tables = (embeddings.word_embeddings, embeddings.position_embeddings, embeddings.token_type_embeddings)
+    if any(table.max_norm is not None or table.embedding_dim != hidden for table in tables):
+        yield f"an embedding table has max_norm set or is not {hidden} wide"
+    position_ids = getattr(embeddings, "position_ids", None)
+    if position_ids is not None and not torch.equal(position_ids.view(-1), torch.arange(position_ids.numel())):
+        yield "the position ids buffer is not 0, 1, 2, ..."
+    token_type_ids = getattr(embeddings, "token_type_ids", None)
+    if token_type_ids is not None and bool(token_type_ids.any()):
+        yield "the token type ids buffer is not all 0"
+
+    # Layers: full heads, biases, the module's GELU, no chunking, layer norms over the hidden size.
+    heads = int(config.num_attention_heads)
+    if config.chunk_size_feed_forward:
+        yield f"chunked feed-forward (chunk_size_feed_forward={config.chunk_size_feed_forward})"
+    for index, layer in enumerate(model.encoder.layer):
+        attention = layer.attention.self
+        if layer.attention.pruned_heads:
+            yield f"layer {index} has pruned heads {sorted(layer.attention.pruned_heads)}"
+        width = attention.num_attention_heads * attention.attention_head_size
+        if attention.num_attention_heads != heads or width != hidden or attention.all_head_size != hidden:
+            yield f"layer {index}'s attention is not {heads} heads over {hidden} dimensions"
+        if layer.chunk_size_feed_forward:
+            yield f"layer {index} chunks its feed-forward ({layer.chunk_size_feed_forward})"
+        act = layer.intermediate.intermediate_act_fn
+        if type(act) is not activation or act.act is not F.gelu:
+            yield f"layer {index}'s activation is not the exact (erf) GELU"
+        linears = (
+            attention.query,
+            attention.key,
+            attention.value,
+            layer.attention.output.dense,
+            layer.intermediate.dense,
+            layer.output.dense,
+        )
+        if any(linear.bias is None for linear in linears):
+            yield f"layer {index} has a projection without a bias"
+    norms = [embeddings.LayerNorm]
+    norms += [
+        norm for layer in model.encoder.layer for norm in (layer.attention.output.LayerNorm, layer.output.LayerNorm)
+    ]
+    if any(norm.weight is None or norm.bias is None or tuple(norm.normalized_shape) != (hidden,) for norm in norms):
+        yield f"a layer norm has no weight or bias, or does not normalise over the {hidden} hidden dimensions"
+
+
+# Reasons already logged by this process.
+_logged: set[str] = set()
+
+
+def packed_bert_encoder(
+    model: Any, device: torch.device, *, onednn_ops: tuple[str, ...] = ONEDNN_OPS
+) -> tuple[PackedBertEncoder | None, str | None]:
+    """The packed forward for `model` on `device` and None, or None and why Hugging Face's forward runs.
+
+    Each reason is logged once per process: as a warning when the installed torch cannot run the oneDNN
+    kernels (a torch upgrade removed or changed a private op: scoring goes on, slower), else as information
+    (another architecture or a GPU is not a fault)."""
+    reason = fallback_reason(model, device, onednn_ops=onednn_ops)
+    if reason is None:
+        return PackedBertEncoder(model, onednn=True), None
+    if reason not in _logged:
+        _logged.add(reason)
+        level = logging.WARNING if reason == onednn_unavailable(onednn_ops) else logging.INFO
+        logger.log(level, "Hugging Face's forward runs instead of the packed one: %s", reason)
+    return None, reason

@@ -131,7 +131,7 @@ def _bertscore_plan(options: dict[str, Any]) -> MetricPlan:
                 (set(encoder.tokenizer(text, verbose=False)["input_ids"]) for text in texts),
                 package_formula=config.special_tokens == "package",
             )
-        model_ids = {"encoder": encoder.model_id, "layer": config.layer, "spacy": options["spacy_model"]}
+        model_ids = {**encoder.model_ids("encoder"), "layer": config.layer, "spacy": options["spacy_model"]}
         return Loaded(bertscore.BertScoreExplainer(encoder, config, idf, nlp), model_ids)
 
     # Word segmentation and stopword flags come from spaCy, so its pipeline is part of the configuration.
@@ -143,7 +143,7 @@ def _similarity_plan(options: dict[str, Any]) -> MetricPlan:
 
     def load(dataset: Dataset) -> Loaded:
         embedder = _embedder(options)
-        return Loaded(similarity.SentenceSimilarityExplainer(embedder), {"sentence": embedder.model_id})
+        return Loaded(similarity.SentenceSimilarityExplainer(embedder), embedder.model_ids("sentence"))
 
     return MetricPlan("similarity", similarity.METRIC, config.as_dict(), load)
 
@@ -182,7 +182,7 @@ def _entailment_plan(options: dict[str, Any]) -> MetricPlan:
 
             nli = load_nli_model(config.nli_model, _device(), settings.FAITHANNO_BATCH_TOKENS)
         explainer = entailment.TopKEntailmentExplainer(embedder, nli, config, no_nli_reason=NO_NLI)
-        return Loaded(explainer, {"sentence": embedder.model_id, "nli": nli.model_id if nli else ""})
+        return Loaded(explainer, {**embedder.model_ids("sentence"), "nli": nli.model_id if nli else ""})
 
     notice = "" if config.nli_model else NO_NLI
     return MetricPlan("entailment", entailment.METRIC, config.as_dict(), load, notice=notice)
@@ -220,7 +220,7 @@ def _cloze_plan(options: dict[str, Any], missing: list[str]) -> MetricPlan:
     def load(dataset: Dataset) -> Loaded:
         embedder = _embedder(options)
         explainer = qags_cloze.ClozeQagsExplainer(embedder, _nlp(options), config)
-        return Loaded(explainer, {"sentence": embedder.model_id, "spacy": options["spacy_model"]})
+        return Loaded(explainer, {**embedder.model_ids("sentence"), "spacy": options["spacy_model"]})
 
     stored = {**config.as_dict(), "spacy": options["spacy_model"]}
     return MetricPlan("qags", qags_cloze.METRIC, stored, load, notice=notice)

@@ -21,6 +21,7 @@ from annotations.tasks import entailment_units, qgqa_units
 from scoring import services
 from scoring.explainers import similarity
 from scoring.models import Explanation, ScoringClaim
+from scoring.packed_encoder import onednn_unavailable
 from tests.conftest import write_jsonl
 from tests.scoring.conftest import ROOT, database_url
 
@@ -88,7 +89,14 @@ def test_it_runs_every_metric_offline_with_the_documented_fallbacks(small_datase
     entailment = Explanation.objects.filter(metric="entailment").exclude(summary__text="").first()
     assert entailment.score is None and entailment.payload["nli"]["computed"] is False
     assert "FAITHANNO_NLI_MODEL" in entailment.payload["nli"]["reason"]
-    assert entailment.model_ids == {"sentence": entailment.model_ids["sentence"], "nli": ""}
+    # The packaged MiniLM runs on the packed forward wherever this torch has oneDNN's kernels.
+    forward = "packed" if onednn_unavailable() is None else f"Hugging Face ({onednn_unavailable()})"
+    assert entailment.model_ids == {
+        "sentence": entailment.model_ids["sentence"],
+        "sentence_forward": forward,
+        "nli": "",
+    }
+    assert Explanation.objects.filter(metric="bertscore").first().model_ids["encoder_forward"] == forward
     # The annotation tasks build their units from these payloads.
     units = entailment_units(entailment.payload)
     assert units and all(len(unit.extra["top"]) == 3 for unit in units)
