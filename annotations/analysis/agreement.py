@@ -555,7 +555,7 @@ def _chance_corrected_rows(table: RatingTable, rows: Rows, coefficient: str, wei
         n_rated = _row_sums(rows, rated.astype(float))
         with np.errstate(divide="ignore", invalid="ignore"):
             pi = _dense(rows @ shares) / n_rated[:, None]
-        chance = (total_weight / (q * (q - 1.0)) if q >= 2 else math.inf) * (pi * (1.0 - pi)).sum(axis=1)
+        chance = total_weight / (q * (q - 1.0)) * (pi * (1.0 - pi)).sum(axis=1) if q >= 2 else np.full(len(pi), 1.0)
     else:
         chance = np.full(rows.shape[0], total_weight / q**2 if q else math.inf)
     results = []
@@ -747,18 +747,14 @@ def grouped_agreement(
 
 def group_codes(items: Sequence[Hashable], groups: Mapping[Hashable, Hashable]) -> tuple[list[Hashable], np.ndarray]:
     """The groups in order and the group index of every item; an item without a group is an error."""
-    missing = [item for item in items if item not in groups]
-    if missing:
-        raise ValueError(f"{len(missing)} item(s) have no group, for example {missing[:3]!r}")
-    index: dict[Hashable, int] = {}
-    codes = np.fromiter(
-        (index.setdefault(groups[item], len(index)) for item in items), dtype=np.int64, count=len(items)
-    )
-    order = _ordered(index)
-    position = np.empty(len(order), dtype=np.int64)
-    for rank, group in enumerate(order):
-        position[index[group]] = rank
-    return order, position[codes] if codes.size else codes
+    try:
+        keys = list(map(groups.__getitem__, items))
+    except KeyError:
+        missing = [item for item in items if item not in groups]
+        raise ValueError(f"{len(missing)} item(s) have no group, for example {missing[:3]!r}") from None
+    order = _ordered(dict.fromkeys(keys))
+    index = {group: position for position, group in enumerate(order)}
+    return order, np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=len(keys))
 
 
 def agreement_by_group(
@@ -772,7 +768,8 @@ def agreement_by_group(
 ) -> GroupedAgreement:
     """The coefficient within each group of items (`groups`: item -> its group, e.g. the system), all
     groups in one pass over the ratings. A group whose items have a single rater is undefined, with the
-    coefficient's own reason."""
+    coefficient's own reason. Gwet's and Brennan-Prediger's q is the number of categories of all groups
+    (or of `categories`), not of the values one group happens to use."""
     spec = Coefficient(coefficient, level, weights, categories)
     table = spec.table(ratings)
     order, codes = group_codes(table.items, groups)
