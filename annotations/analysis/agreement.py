@@ -451,7 +451,9 @@ def _percent_rows(table: RatingTable, rows: Rows) -> list[PercentAgreement]:
         if n_items[r] == 0:
             results.append(PercentAgreement(None, 0, round(n_dropped[r]), reason="no item has two or more labels"))
         else:
-            results.append(PercentAgreement(100.0 * shares[r] / n_items[r], round(n_items[r]), round(n_dropped[r])))
+            results.append(
+                PercentAgreement(float(100.0 * shares[r] / n_items[r]), round(n_items[r]), round(n_dropped[r]))
+            )
     return results
 
 
