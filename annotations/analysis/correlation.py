@@ -321,7 +321,9 @@ def correlate_documents(
             f"{excluded['constant_metric']} with constant metric scores, {excluded['constant_human']} with "
             "constant human scores)"
         )
-        return DocumentCorrelation(method, None, None, 0, missing, level=DOCUMENT_LEVEL, reason=reason, excluded=excluded)
+        return DocumentCorrelation(
+            method, None, None, 0, missing, level=DOCUMENT_LEVEL, reason=reason, excluded=excluded
+        )
     low = high = None
     used = 0
     if bootstrap > 0:
