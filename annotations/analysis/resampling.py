@@ -60,12 +60,15 @@ def batch_sizes(resamples: int, n: int) -> list[int]:
     return [min(per_batch, resamples - start) for start in range(0, resamples, per_batch)]
 
 
+def resample_counts(n: int, rows: int, rng: np.random.Generator) -> np.ndarray:
+    """`rows` resamples of n things drawn with replacement, as a (rows x n) array of multiplicities."""
+    drawn = rng.integers(0, n, size=(rows, n)) + (np.arange(rows) * n)[:, None]
+    return np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n).astype(float)
+
+
 def resample_rows(n: int, rows: int, rng: np.random.Generator) -> sparse.csr_matrix:
-    """`rows` resamples of n things drawn with replacement, as a (rows x n) matrix of multiplicities."""
-    drawn = rng.integers(0, n, size=(rows, n))
-    row = np.repeat(np.arange(rows), n)
-    # Duplicate (row, thing) entries are summed by the conversion: they become the multiplicities.
-    return sparse.csr_matrix((np.ones(rows * n), (row, drawn.ravel())), shape=(rows, n))
+    """resample_counts as a sparse matrix (about a third of its cells are zero)."""
+    return sparse.csr_matrix(resample_counts(n, rows, rng))
 
 
 def bootstrap_interval(values: np.ndarray, resamples: int, seed: int, what: str = "resamples") -> BootstrapInterval:

@@ -39,7 +39,7 @@ from annotations.analysis.agreement import (
     group_codes,
     grouped_agreement,
 )
-from annotations.analysis.resampling import BootstrapInterval, batch_sizes, bootstrap_interval
+from annotations.analysis.resampling import BootstrapInterval, batch_sizes, bootstrap_interval, resample_counts
 from annotations.analysis.spans import Span, majority_characters
 
 TypedSpan = tuple[int, int, str]
@@ -360,9 +360,7 @@ def unitizing_alpha_interval(
     for size in batch_sizes(resamples, n):
         for start in range(0, size, block):
             rows = min(block, size - start)
-            drawn = rng.integers(0, n, size=(rows, n))
-            weights = np.zeros((rows, n))
-            np.add.at(weights, (np.repeat(np.arange(rows), n), drawn.ravel()), 1.0)
+            weights = resample_counts(n, rows, rng)
             values += [math.nan if r.value is None else r.value for r in _alpha_rows(data, weights)]
     return bootstrap_interval(np.array(values), resamples, seed, what="resamples of summaries")
 

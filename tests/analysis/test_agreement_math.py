@@ -273,3 +273,19 @@ def test_it_adds_a_metric_as_one_more_rater() -> None:
     assert rows["carol"].n_items == 4 and rows["carol"].agreement == pytest.approx(3 / 4)
     assert rows["bob"].agreement == pytest.approx(3 / 5)
     assert report.as_dict()["annotators"][0]["rater"] == "alice"
+
+
+def test_it_treats_nan_as_missing_and_refuses_infinite_or_negative_numbers_where_they_break_the_math() -> None:
+    nan = float("nan")
+    with_nan = {1: [1.0, 2.0, nan], 2: [3.0, 3.0], 3: [nan, 4.0]}
+    without = {1: [1.0, 2.0], 2: [3.0, 3.0], 3: [4.0]}
+    assert krippendorff_alpha(with_nan, "interval") == krippendorff_alpha(without, "interval")
+    with pytest.raises(ValueError, match="interval level needs finite numbers, got inf"):
+        krippendorff_alpha({1: [1.0, float("inf")], 2: [2.0, 2.0]}, "interval")
+    with pytest.raises(ValueError, match="ratio level needs non-negative numbers"):
+        krippendorff_alpha({1: [1.0, -1.0], 2: [2.0, 2.0]}, "ratio")
+    # Any hashable label works at the nominal level, NUL and lone surrogates included.
+    odd = {1: ["\x00", "\x00", "\ud800"], 2: ["\ud800", "\ud800", "\x00"], 3: ["a", "a", "a"]}
+    assert fleiss_kappa(odd).category_proportions.keys() == {"\x00", "\ud800", "a"}
+    with pytest.raises(ValueError, match="unknown coefficient 'kappa'"):
+        agreement(odd, "kappa")
