@@ -349,7 +349,7 @@ def _krippendorff_rows(table: RatingTable, rows: Rows, level: str) -> list[Kripp
     n_rows = rows.shape[0]
     totals = np.bincount(row * width + c, weights=o, minlength=n_rows * width).reshape(n_rows, width)
     n = totals.sum(axis=1)
-    numbers = np.array(table.values, dtype=float) if level != "nominal" else np.zeros(width)
+    numbers = np.array(table.values, dtype=float) if level != "nominal" and table.values else np.zeros(width)
     if level == "nominal":
         delta = (c != k).astype(float)
         expected_sum = n * n - (totals**2).sum(axis=1)
@@ -571,8 +571,8 @@ def _chance_corrected_rows(table: RatingTable, rows: Rows, coefficient: str, wei
         observed = float(agreement_sum[r] / n_items[r])
         if q < 2:
             reason = (
-                "only one category is in use and the scale's categories were not given, so chance agreement "
-                "is undefined"
+                "the scale has a single category, so chance agreement is undefined (if other categories were "
+                "possible, pass the scale's categories)"
             )
             results.append(
                 ChanceCorrected(

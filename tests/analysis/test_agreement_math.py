@@ -168,7 +168,7 @@ def test_it_keeps_ac1_defined_when_everyone_agrees_on_one_of_the_scales_categori
     assert gwet_ac(ratings, categories=["faithful", "unfaithful"]).value == pytest.approx(1.0)
     assert brennan_prediger(ratings, categories=["faithful", "unfaithful"]).value == pytest.approx(1.0)
     unknown = gwet_ac(ratings)
-    assert unknown.value is None and "categories were not given" in unknown.reason
+    assert unknown.value is None and "pass the scale's categories" in unknown.reason
     skewed = {i: ["faithful"] * 3 for i in range(18)}
     skewed |= {18: ["faithful", "faithful", "unfaithful"], 19: ["unfaithful"] * 3}
     kappa, ac1 = fleiss_kappa(skewed).value, gwet_ac(skewed).value
@@ -280,6 +280,7 @@ def test_it_treats_nan_as_missing_and_refuses_infinite_or_negative_numbers_where
     with_nan = {1: [1.0, 2.0, nan], 2: [3.0, 3.0], 3: [nan, 4.0]}
     without = {1: [1.0, 2.0], 2: [3.0, 3.0], 3: [4.0]}
     assert krippendorff_alpha(with_nan, "interval") == krippendorff_alpha(without, "interval")
+    assert krippendorff_alpha({1: [None], 2: []}, "interval").reason.startswith("no unit has two or more values")
     with pytest.raises(ValueError, match="interval level needs finite numbers, got inf"):
         krippendorff_alpha({1: [1.0, float("inf")], 2: [2.0, 2.0]}, "interval")
     with pytest.raises(ValueError, match="ratio level needs non-negative numbers"):
