@@ -2,9 +2,11 @@
 
 Pearson, Spearman and Kendall (tau-b) with their p-values from scipy, and percentile bootstrap 95%
 confidence intervals from a seeded generator, so the same call gives the same interval. Pairs where
-either score is missing (None or NaN) are dropped and counted. Three variants:
-- summary level: one pair per summary;
+either score is missing (None or NaN) are dropped and counted. The variants:
+- summary level: one pair per summary, all summaries pooled;
 - system level: the mean metric and mean human score of each system (FRANK, Maynez);
+- document level ("summary-level" in SummEval, Fabbri et al. 2021, and the work that follows it): per
+  document, the correlation across its summaries; their mean over documents;
 - partial, controlling for the system (FRANK's evaluation): both scores are regressed on the one-hot
   system with an intercept, which is subtracting each system's mean, and the residuals are correlated.
 """
@@ -13,16 +15,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
 
+from annotations.analysis.resampling import BOOTSTRAP_BATCH, percentile_interval
+
 METHODS = ("pearson", "spearman", "kendall")
 LEVELS = ("summary", "system")
+# correlate_documents's level; it joins LEVELS (the choices of the command, page and API) once the
+# selectors hand it each summary's document.
+DOCUMENT_LEVEL = "document"
 MIN_PAIRS = 3
-# Bootstrap resamples are drawn this many at a time so that memory stays flat for large n.
-BOOTSTRAP_BATCH = 64
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,11 @@ def complete_pairs(
     return x, y, kept_groups, len(xs) - len(keep)
 
 
+def _codes(groups: Sequence[Hashable]) -> tuple[np.ndarray, int]:
+    labels = {group: index for index, group in enumerate(dict.fromkeys(groups))}
+    return np.fromiter((labels[group] for group in groups), dtype=np.int64, count=len(groups)), len(labels)
+
+
 def _coefficient(method: str, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     if method == "pearson":
         result = stats.pearsonr(x, y)
@@ -115,14 +125,6 @@ def _group_residuals(values: np.ndarray, codes: np.ndarray, n_groups: int) -> np
     return values - means
 
 
-def _percentile_interval(samples: np.ndarray) -> tuple[float | None, float | None, int]:
-    finite = samples[np.isfinite(samples)]
-    if finite.size < 2:
-        return None, None, int(finite.size)
-    low, high = np.percentile(finite, [2.5, 97.5])
-    return float(low), float(high), int(finite.size)
-
-
 def _undefined_reason(x: np.ndarray, y: np.ndarray, minimum: int = MIN_PAIRS) -> str:
     if len(x) < minimum:
         return f"fewer than {minimum} complete pairs ({len(x)}): a correlation needs at least {minimum}"
@@ -155,9 +157,7 @@ def correlate(
     codes = np.zeros(len(x), dtype=np.int64)
     n_groups = 1
     if groups is not None:
-        labels = {group: index for index, group in enumerate(dict.fromkeys(groups))}
-        codes = np.fromiter((labels[group] for group in groups), dtype=np.int64, count=len(groups))
-        n_groups = len(labels)
+        codes, n_groups = _codes(groups)
         x_used, y_used = _group_residuals(x, codes, n_groups), _group_residuals(y, codes, n_groups)
         # Residuals of a constant within every group are all zero: the reason names the raw scores.
         reason = _undefined_reason(x, y, max(MIN_PAIRS, n_groups + 2)) or _undefined_reason(x_used, y_used)
@@ -185,7 +185,7 @@ def correlate(
                 bx = _group_residuals(bx, codes[index], n_groups)
                 by = _group_residuals(by, codes[index], n_groups)
             samples.append(_rows_coefficient(method, bx, by))
-        low, high, used = _percentile_interval(np.concatenate(samples))
+        low, high, used = percentile_interval(np.concatenate(samples))
     return Correlation(
         method=method,
         r=r,
@@ -226,9 +226,8 @@ def correlate_systems(
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     x, y, groups, missing = complete_pairs(xs, ys, systems)
     assert groups is not None
-    labels = {group: index for index, group in enumerate(dict.fromkeys(groups))}
-    codes = np.fromiter((labels[group] for group in groups), dtype=np.int64, count=len(groups))
-    mean_x, mean_y = _system_means(x, y, codes, len(labels))
+    codes, n_systems = _codes(groups)
+    mean_x, mean_y = _system_means(x, y, codes, n_systems)
     reason = _undefined_reason(mean_x, mean_y)
     if reason:
         reason = reason.replace("complete pairs", "systems")
@@ -238,14 +237,14 @@ def correlate_systems(
     used = 0
     if bootstrap > 0:
         rng = np.random.default_rng(seed)
-        members = [np.flatnonzero(codes == code) for code in range(len(labels))]
+        members = [np.flatnonzero(codes == code) for code in range(n_systems)]
         samples = np.empty(bootstrap)
         for b in range(bootstrap):
             index = np.concatenate([rng.choice(member, size=member.size) for member in members])
-            sample_x, sample_y = _system_means(x[index], y[index], codes[index], len(labels))
+            sample_x, sample_y = _system_means(x[index], y[index], codes[index], n_systems)
             with np.errstate(invalid="ignore", divide="ignore"):
                 samples[b] = _rows_coefficient(method, sample_x[None, :], sample_y[None, :])[0]
-        low, high, used = _percentile_interval(samples)
+        low, high, used = percentile_interval(samples)
     return Correlation(
         method=method,
         r=r,
@@ -256,4 +255,95 @@ def correlate_systems(
         ci_high=high,
         n_bootstrap=used,
         level="system",
+    )
+
+
+@dataclass(frozen=True)
+class DocumentCorrelation(Correlation):
+    """Document-level correlation: `r` is the mean of the per-document correlations over the `n` documents
+    that have at least 3 summaries with non-constant scores on both sides; `excluded` counts the others
+    by reason. There is no p-value for a mean of correlations; the interval resamples documents."""
+
+    excluded: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        return {**super().as_dict(), "excluded": dict(self.excluded)}
+
+
+def document_correlations(
+    x: np.ndarray, y: np.ndarray, codes: np.ndarray, n_documents: int, method: str
+) -> tuple[np.ndarray, dict[str, int]]:
+    """The correlation within each document that has enough summaries and non-constant scores (documents
+    of equal size are computed together as rows of a matrix), and the other documents counted by reason."""
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes, minlength=n_documents)
+    starts = np.cumsum(sizes) - sizes
+    excluded = {"fewer_than_3_summaries": 0, "constant_metric": 0, "constant_human": 0}
+    values = []
+    for size in np.unique(sizes):
+        documents = np.flatnonzero(sizes == size)
+        if size < MIN_PAIRS:
+            excluded["fewer_than_3_summaries"] += int(documents.size)
+            continue
+        members = order[starts[documents][:, None] + np.arange(size)[None, :]]
+        doc_x, doc_y = x[members], y[members]
+        flat_x, flat_y = np.ptp(doc_x, axis=1) == 0.0, np.ptp(doc_y, axis=1) == 0.0
+        excluded["constant_metric"] += int(flat_x.sum())
+        excluded["constant_human"] += int((flat_y & ~flat_x).sum())
+        keep = ~(flat_x | flat_y)
+        if keep.any():
+            values.append(_rows_coefficient(method, doc_x[keep], doc_y[keep]))
+    return (np.concatenate(values) if values else np.zeros(0)), excluded
+
+
+def correlate_documents(
+    xs: Sequence[float | None],
+    ys: Sequence[float | None],
+    documents: Sequence[Hashable],
+    *,
+    method: str = "pearson",
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> DocumentCorrelation:
+    """SummEval's summary-level correlation: for each document, the correlation between metric and human
+    scores across its summaries (one per system); the mean over the documents where it is defined. The
+    bootstrap draws documents with replacement (seeded) and averages their correlations."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    x, y, groups, missing = complete_pairs(xs, ys, documents)
+    assert groups is not None
+    codes, n_documents = _codes(groups)
+    per_document, excluded = document_correlations(x, y, codes, n_documents, method)
+    if per_document.size == 0:
+        reason = (
+            f"no document has at least {MIN_PAIRS} summaries with non-constant metric and human scores "
+            f"({n_documents} documents: {excluded['fewer_than_3_summaries']} with fewer summaries, "
+            f"{excluded['constant_metric']} with constant metric scores, {excluded['constant_human']} with "
+            "constant human scores)"
+        )
+        return DocumentCorrelation(
+            method, None, None, 0, missing, level=DOCUMENT_LEVEL, reason=reason, excluded=excluded
+        )
+    low = high = None
+    used = 0
+    if bootstrap > 0:
+        rng = np.random.default_rng(seed)
+        samples = []
+        for start in range(0, bootstrap, BOOTSTRAP_BATCH):
+            rows = min(BOOTSTRAP_BATCH, bootstrap - start)
+            samples.append(
+                per_document[rng.integers(0, per_document.size, size=(rows, per_document.size))].mean(axis=1)
+            )
+        low, high, used = percentile_interval(np.concatenate(samples))
+    return DocumentCorrelation(
+        method=method,
+        r=float(per_document.mean()),
+        p=None,
+        n=int(per_document.size),
+        n_missing=missing,
+        ci_low=low,
+        ci_high=high,
+        n_bootstrap=used,
+        level=DOCUMENT_LEVEL,
+        excluded=excluded,
     )

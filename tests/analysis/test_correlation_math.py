@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from annotations.analysis.correlation import correlate, correlate_systems
+from annotations.analysis.correlation import correlate, correlate_documents, correlate_systems
 
 
 def sample(n: int = 200, seed: int = 1) -> tuple[list[float], list[float], list[str]]:
@@ -95,3 +95,72 @@ def test_it_explains_an_undefined_correlation_instead_of_returning_nan(
 def test_it_refuses_an_unknown_method() -> None:
     with pytest.raises(ValueError, match="unknown method"):
         correlate([1, 2, 3], [1, 2, 3], method="cosine")
+
+
+def documents_sample(seed: int = 2) -> tuple[list[float | None], list[float | None], list[str]]:
+    """20 documents with 4-6 summaries each, plus documents that must be excluded."""
+    rng = np.random.default_rng(seed)
+    metric: list[float | None] = []
+    human: list[float | None] = []
+    documents: list[str] = []
+    for d in range(20):
+        n = 4 + d % 3
+        h = rng.normal(size=n)
+        metric += (0.6 * h + rng.normal(size=n) + 5 * d).tolist()  # a per-document offset pooling would reward
+        human += h.tolist()
+        documents += [f"doc{d}"] * n
+    metric += [0.1, 0.2]  # two summaries only
+    human += [0.3, 0.1]
+    documents += ["short", "short"]
+    metric += [0.5, 0.5, 0.5]  # constant metric (and constant human: counted once, as the metric)
+    human += [1.0, 1.0, 1.0]
+    documents += ["flat", "flat", "flat"]
+    metric += [0.1, 0.2, 0.3, 0.4]  # constant human
+    human += [2.0, 2.0, 2.0, 2.0]
+    documents += ["same", "same", "same", "same"]
+    metric += [0.1, None, 0.3, 0.2, 0.6]  # two missing scores leave 3 pairs: still used
+    human += [0.2, 0.5, float("nan"), 0.1, 0.4]
+    documents += ["gappy"] * 5
+    return metric, human, documents
+
+
+@pytest.mark.parametrize(
+    ("method", "reference"), [("pearson", stats.pearsonr), ("spearman", stats.spearmanr), ("kendall", stats.kendalltau)]
+)
+def test_it_averages_the_correlation_within_each_document_like_summeval(method: str, reference: object) -> None:
+    metric, human, documents = documents_sample()
+    result = correlate_documents(metric, human, documents, method=method, bootstrap=300, seed=5)
+    expected = []
+    for document in dict.fromkeys(documents):
+        pairs = [
+            (m, h)
+            for m, h, d in zip(metric, human, documents, strict=True)
+            if d == document and m is not None and not np.isnan(h)
+        ]
+        xs, ys = zip(*pairs, strict=True)
+        if len(pairs) >= 3 and np.ptp(xs) > 0 and np.ptp(ys) > 0:
+            expected.append(reference(xs, ys).statistic)  # type: ignore[operator]
+    assert len(expected) == 21 and result.n == 21 and result.level == "document"
+    assert result.r == pytest.approx(np.mean(expected)) and result.p is None
+    assert result.n_missing == 2
+    assert result.excluded == {"fewer_than_3_summaries": 1, "constant_metric": 1, "constant_human": 1}
+    assert result.ci_low < result.r < result.ci_high and result.n_bootstrap == 300
+    again = correlate_documents(metric, human, documents, method=method, bootstrap=300, seed=5)
+    assert (again.ci_low, again.ci_high) == (result.ci_low, result.ci_high)
+    assert result.as_dict()["excluded"] == result.excluded
+
+
+def test_it_differs_from_pooling_the_summaries_when_documents_shift_the_metric() -> None:
+    metric, human, documents = documents_sample()
+    pooled = correlate(metric, human, bootstrap=0)
+    per_document = correlate_documents(metric, human, documents, bootstrap=0)
+    assert pooled.r < 0.2 < per_document.r  # the offsets swamp the pooled correlation
+
+
+def test_it_explains_a_document_level_correlation_that_no_document_supports() -> None:
+    result = correlate_documents([0.1, 0.2, 0.5, 0.5, 0.5], [0.3, 0.1, 1, 2, 3], ["a", "a", "b", "b", "b"])
+    assert result.r is None and result.ci_low is None and result.n == 0
+    assert "no document has at least 3 summaries" in result.reason
+    assert result.excluded == {"fewer_than_3_summaries": 1, "constant_metric": 1, "constant_human": 0}
+    with pytest.raises(ValueError, match="unknown method"):
+        correlate_documents([1, 2, 3], [1, 2, 3], ["a"] * 3, method="cosine")
