@@ -86,6 +86,21 @@ def private_redis(tmp_path: Path) -> Iterator[str]:
     _stop(server)
 
 
+def _worker_environment(redis_url: str, **variables: str) -> tuple[str, dict[str, str]]:
+    """A queue of its own, and the environment of workers that take its tasks from this Redis."""
+    queue = f"faithanno-test-{uuid.uuid4().hex[:10]}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "CELERY_BROKER_URL": redis_url,
+        "CELERY_RESULT_BACKEND": redis_url,
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+        "OMP_NUM_THREADS": "1",  # two workers on two cores
+        **variables,
+    }
+    return queue, env
+
+
 def _worker_command(queue: str, *pool: str) -> list[str]:
     command = [sys.executable, "-m", "celery", "-A", "faithanno.celery", "worker", *pool]
     return [*command, "--queues", queue, "--loglevel", "INFO", "--without-gossip", "--without-mingle"]
@@ -96,16 +111,7 @@ def celery_queue(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, list[Pat
     """Start WORKERS real `celery worker` processes on a queue of their own; stop them afterwards."""
     from faithanno.celery import app
 
-    queue = f"faithanno-test-{uuid.uuid4().hex[:10]}"
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url(),
-        "CELERY_BROKER_URL": redis_url,
-        "CELERY_RESULT_BACKEND": redis_url,
-        "CELERY_TASK_DEFAULT_QUEUE": queue,
-        "FAITHANNO_SCORING_RETRY_SECONDS": "1",
-        "OMP_NUM_THREADS": "1",  # two workers on two cores
-    }
+    queue, env = _worker_environment(redis_url, FAITHANNO_SCORING_RETRY_SECONDS="1")
     logs = [tmp_path / f"worker{i}.log" for i in range(WORKERS)]
     command = _worker_command(queue, "--pool", "solo")
     workers = [
@@ -226,16 +232,7 @@ def test_it_brings_back_the_task_of_a_killed_worker_and_scores_every_summary_onc
     total = summaries.count()
     explanations = Explanation.objects.filter(summary__in=summaries)
     claims = ScoringClaim.objects.filter(summary__in=summaries)
-    queue = f"faithanno-test-{uuid.uuid4().hex[:10]}"
-    env = {
-        **os.environ,
-        **SHORT_TIMEOUTS,
-        "DATABASE_URL": database_url(),
-        "CELERY_BROKER_URL": private_redis,
-        "CELERY_RESULT_BACKEND": private_redis,
-        "CELERY_TASK_DEFAULT_QUEUE": queue,
-        "OMP_NUM_THREADS": "1",
-    }
+    queue, env = _worker_environment(private_redis, **SHORT_TIMEOUTS)
     broker = redis.Redis.from_url(private_redis)
     logs = [tmp_path / "first.log", tmp_path / "second.log"]
     # The prefork pool: a main process that takes tasks from the broker and a child that runs them. Its own
