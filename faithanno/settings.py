@@ -250,8 +250,38 @@ FAITHANNO_SCORING_RETRY_SECONDS = envint("FAITHANNO_SCORING_RETRY_SECONDS", "60"
 CELERY_BROKER_URL = os.getenv("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
 CELERY_RESULT_BACKEND = os.getenv("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
 CELERY_TASK_DEFAULT_QUEUE = os.getenv("CELERY_TASK_DEFAULT_QUEUE", "faithanno-scoring")
-CELERY_TASK_ACKS_LATE = True  # a worker that dies mid-task leaves the task on the queue for another
+# A task is acknowledged when it ends, not when it starts, so a worker that dies mid-task leaves it on the
+# broker for another worker: at once when only its child process died (the main process puts it back), or
+# CELERY_VISIBILITY_TIMEOUT seconds after it was handed out when the whole worker died (Redis hands out
+# again what nobody acknowledged in that time). These apply to every task of every queue.
+CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# A task still running when the timeout passes is handed to a second worker as well. Claims keep the two
+# off each other's summaries, but the timeout must cover the longest a scoring task legitimately holds its
+# message: one batch of documents holding its claims (a batch still running after
+# FAITHANNO_SCORING_CLAIM_SECONDS is presumed dead) after up to FAITHANNO_SCORING_RETRY_SECONDS of waiting
+# as a retry. The default is exactly that.
+CELERY_VISIBILITY_TIMEOUT = envint(
+    "CELERY_VISIBILITY_TIMEOUT", str(FAITHANNO_SCORING_CLAIM_SECONDS + FAITHANNO_SCORING_RETRY_SECONDS)
+)
+if FAITHANNO_SCORING_CLAIM_SECONDS < 1 or FAITHANNO_SCORING_RETRY_SECONDS < 0:
+    raise ImproperlyConfigured(
+        "FAITHANNO_SCORING_CLAIM_SECONDS must be at least 1 and FAITHANNO_SCORING_RETRY_SECONDS at least 0, "
+        f"got {FAITHANNO_SCORING_CLAIM_SECONDS} and {FAITHANNO_SCORING_RETRY_SECONDS}."
+    )
+if CELERY_VISIBILITY_TIMEOUT < FAITHANNO_SCORING_CLAIM_SECONDS + FAITHANNO_SCORING_RETRY_SECONDS:
+    raise ImproperlyConfigured(
+        f"CELERY_VISIBILITY_TIMEOUT ({CELERY_VISIBILITY_TIMEOUT} s) must be at least "
+        f"FAITHANNO_SCORING_CLAIM_SECONDS + FAITHANNO_SCORING_RETRY_SECONDS "
+        f"({FAITHANNO_SCORING_CLAIM_SECONDS} + {FAITHANNO_SCORING_RETRY_SECONDS} s): a scoring task may "
+        "legitimately hold its message that long, and the broker would hand it to a second worker meanwhile."
+    )
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
+    # Every worker looks for tasks whose worker died every 10 s (Kombu's default is every 100 s).
+    "unacked_restore_interval": 10,
+    "unacked_restore_throttle": 1,
+}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # scoring tasks are long: take one at a time
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
