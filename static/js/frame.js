@@ -322,7 +322,7 @@
       }
       if (helpEl.open || examplesEl.open) return; // the dialog handles Esc itself
       const target = event.target;
-      if (editable(target) && event.key === "Escape") {
+      if (editable(target)) {
         if (event.key === "Escape") {
           event.preventDefault();
           target.blur();
