@@ -300,6 +300,19 @@
       });
     }
 
+    // The keyboard rule: a single-key shortcut acts only while the focus is outside every editable field,
+    // so a key meant as a shortcut can never end up in an annotator's text. Inside a field only Ctrl/Cmd+Enter
+    // (submit) and Esc (leave the field) act. No script moves the focus into a field unless the annotator
+    // pressed that field's own key (its keydown is cancelled, so the key is not typed).
+    function editable(target) {
+      return (
+        target instanceof HTMLTextAreaElement ||
+        target instanceof HTMLSelectElement ||
+        (target instanceof HTMLInputElement && !["checkbox", "radio", "button", "submit", "reset"].includes(target.type)) ||
+        (target instanceof HTMLElement && target.isContentEditable)
+      );
+    }
+
     document.addEventListener("keydown", (event) => {
       lastActivity = Date.now();
       if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
@@ -309,11 +322,7 @@
       }
       if (helpEl.open || examplesEl.open) return; // the dialog handles Esc itself
       const target = event.target;
-      const typing =
-        target instanceof HTMLTextAreaElement ||
-        target instanceof HTMLSelectElement ||
-        (target instanceof HTMLInputElement && !["checkbox", "radio", "button"].includes(target.type));
-      if (typing) {
+      if (editable(target)) {
         if (event.key === "Escape") {
           event.preventDefault();
           target.blur();

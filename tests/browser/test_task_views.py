@@ -34,15 +34,20 @@ def item_of(user: AbstractUser, task: str) -> Assignment:
     return Assignment.objects.filter(annotator=user, item__study_task__task=task).order_by("position").first()
 
 
-def open_item(page: Any, live_server: Any, user: AbstractUser, task: str) -> Assignment:
-    assignment = item_of(user, task)
+def open_task_view(page: Any, live_server: Any, user: AbstractUser, path: str) -> None:
+    """Open a task view (an item or a researcher's example) and check it started cleanly."""
     page_errors: list[str] = []
     page.on("pageerror", lambda error: page_errors.append(str(error)))
-    open_as(page, live_server.url, user, f"/annotate/{assignment.pk}/")
+    open_as(page, live_server.url, user, path)
     page.wait_for_selector("#submit")
     page.wait_for_function("document.getElementById('remaining').textContent.length > 0")
     assert page_errors == []
     assert page.evaluate(UNNAMED_CONTROLS) == []
+
+
+def open_item(page: Any, live_server: Any, user: AbstractUser, task: str) -> Assignment:
+    assignment = item_of(user, task)
+    open_task_view(page, live_server, user, f"/annotate/{assignment.pk}/")
     return assignment
 
 
@@ -116,9 +121,10 @@ def test_it_asks_for_an_explanation_of_every_sentence_in_the_qags_protocol(
     (unit,) = units_of(assignment)
     page.keyboard.press("2")
     note = page.locator(f"#note-{unit.index}")
-    assert note.evaluate("el => el === document.activeElement")  # typing the reason comes next
     assert page.locator("#submit").is_disabled()
     assert "1 explanation still missing" in page.locator("#remaining").text_content()
+    page.keyboard.press("e")  # the reason comes next, in the field the annotator enters
+    assert note.evaluate("el => el === document.activeElement")
     page.keyboard.type("The article gives no date of death.")
     page.keyboard.press("Enter")
     assert page.locator("#submit").evaluate("el => el === document.activeElement")
@@ -169,7 +175,7 @@ def test_it_marks_hallucinated_spans_with_the_keyboard(
     assignment = open_item(page, live_server, alice, "hallucination_spans")
     summary = assignment.item.summary.text
     words = page.evaluate("JSON.parse(document.getElementById('annotate-state').textContent).words")
-    assert page.locator("#summary").evaluate("el => el === document.activeElement")
+    assert page.evaluate("document.activeElement === document.body")  # the arrows work from the load on
     for _ in range(2):
         page.keyboard.press("ArrowRight")
     page.keyboard.press("Shift+ArrowRight")
@@ -226,8 +232,9 @@ def test_it_stores_a_bump_edit_with_its_diff_and_warns_when_it_is_not_minimal(
         .units(summary_text=reference, params=assignment.item.params)[0]
         .prompt.startswith("Introduce exactly one")
     )
-    assert page.locator("#edited").evaluate("el => el === document.activeElement")
+    assert page.evaluate("document.activeElement === document.body")  # nothing is typed before e
     assert page.locator("#submit").is_disabled()
+    page.keyboard.press("e")
     page.keyboard.press("Control+a")
     page.keyboard.type("Nothing of this is in the article at all, says a spokesman for the council.")
     page.wait_for_selector(".warning")
@@ -236,6 +243,7 @@ def test_it_stores_a_bump_edit_with_its_diff_and_warns_when_it_is_not_minimal(
     page.keyboard.press("r")  # start again from the reference
     assert page.locator("#edited").input_value() == reference
     old_word = reference.split()[-2]
+    page.keyboard.press("e")
     page.keyboard.press("Control+a")
     page.keyboard.type(reference.replace(old_word, "Tuesday"))
     page.wait_for_function("document.querySelector('#edit-diff del') !== null")
@@ -263,14 +271,18 @@ RELOAD_CASES = {
     "bertscore": (["ArrowRight", "3", "2"], WORD_LABELS, "di"),
     "qgqa": (["2"], pressed(".statement"), "incorrect"),
     "entailment": (["2"], pressed(".judge"), "few"),
-    "sentence_consistency": (["1", "o", "k"], "document.querySelector('.note').value + '|' + " + pressed(""), "ok|yes"),
+    "sentence_consistency": (
+        ["1", "e", "o", "k"],
+        "document.querySelector('.note').value + '|' + " + pressed(""),
+        "ok|yes",
+    ),
     "feqa": (["1", "1"], pressed(".question:not([hidden])"), "meaningful,grammatical"),
     "hallucination_spans": (
         ["2"],
         "document.querySelectorAll('#span-list li').length + '|' + document.querySelector('#span-list select').value",
         "1|extrinsic",
     ),
-    "bump": (["End", "!", "!"], "document.getElementById('edited').value.slice(-2)", "!!"),
+    "bump": (["e", "End", "!", "!"], "document.getElementById('edited').value.slice(-2)", "!!"),
 }
 
 

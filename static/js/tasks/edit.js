@@ -74,24 +74,26 @@
     editedEl.addEventListener("input", changed);
     noteEl.addEventListener("input", changed);
     typeEl.addEventListener("change", changed);
-    notPossibleEl.addEventListener("change", () => {
-      changed();
-      if (notPossibleEl.checked) noteEl.focus();
-    });
-    document.getElementById("reset-edit").addEventListener("click", () => {
+    notPossibleEl.addEventListener("change", changed);
+    // Starting again leaves the focus where it was: the annotator enters the editor with e (or a click).
+    function reset() {
       editedEl.value = reference;
       changed();
-      editedEl.focus();
-    });
+    }
+    document.getElementById("reset-edit").addEventListener("click", reset);
     showDiff();
 
     return {
       keys: [
         { keys: ["e"], label: "edit the summary", run: () => editedEl.focus() },
-        { keys: ["r"], label: "start again from the reference summary", run: () => { editedEl.value = reference; changed(); editedEl.focus(); } },
-        ...(requested ? [{ keys: ["x"], label: "the requested error cannot be introduced here (then say why)", run: () => { notPossibleEl.checked = !notPossibleEl.checked; changed(); if (notPossibleEl.checked) noteEl.focus(); } }] : []),
+        { keys: ["r"], label: "start again from the reference summary", run: reset },
+        ...(requested
+          ? [
+              { keys: ["x"], label: "the requested error cannot be introduced here (then say why: w)", run: () => { notPossibleEl.checked = !notPossibleEl.checked; changed(); } },
+              { keys: ["w"], label: "write why the error cannot be introduced (after x)", run: () => (notPossibleEl.checked ? noteEl.focus() : false) },
+            ]
+          : []),
       ],
-      start: () => editedEl.focus(),
       serverDraftSaved(answer) {
         if (answer.diff) {
           diff = answer.diff;

@@ -88,7 +88,8 @@
         { keys: ["←", "k"], label: "previous summary sentence", run: () => move(-1) },
         ...state.choices.map((c) => ({ keys: [c.key], label: c.label, run: () => choose(c.value) })),
       ],
-      start: () => units.length && unitButton((units.find((u) => !labels.has(u.index)) || units[0]).index).focus(),
+      // The first open sentence is current (the keys act on it) without taking the focus.
+      start: () => units.length && select((units.find((u) => !labels.has(u.index)) || units[0]).index),
       snapshot: () => ({ labels: Object.fromEntries(labels) }),
       missing: () => frame.missingLabels(labels, "sentences"),
       submission: () => ({ labels: Object.fromEntries(labels) }),

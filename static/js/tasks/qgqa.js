@@ -99,7 +99,6 @@
           run: () => choose(statement, c.value),
         })),
       ],
-      start: () => questionCount && setStatement(statement, true),
       snapshot: () => ({ labels: Object.fromEntries(labels), question }),
       missing: () => frame.missingLabels(labels, "statements"),
       submission: () => ({ labels: Object.fromEntries(labels) }),

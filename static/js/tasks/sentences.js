@@ -67,7 +67,7 @@
               advance();
             }
           });
-          block.append(frame.element("label", { for: noteId, className: "note-label", text: "Why? A short explanation (required)" }), note);
+          block.append(frame.element("label", { for: noteId, className: "note-label" }, ["Why? A short explanation (required) ", frame.element("kbd", { text: "e" })]), note);
         }
         block.addEventListener("focusin", () => setCurrent(unit.index, false));
         card.append(block);
@@ -123,7 +123,7 @@
       const rest = list.slice(position + 1).concat(list.slice(0, position + 1));
       const open = rest.find(needsWork);
       if (!open) return frame.focusSubmit();
-      if (open.index === current && labels.has(current)) return blocks.get(current).note.focus();
+      if (open.index === current && labels.has(current)) return; // its explanation is still to write
       setCurrent(open.index, true);
     }
     function choose(index, value) {
@@ -131,8 +131,9 @@
       setCurrent(index, false);
       refresh();
       frame.changed();
-      const parts = blocks.get(index);
-      if (parts.note && !notes.has(index)) parts.note.focus();
+      // The explanation comes next, but the focus stays out of it until the annotator presses e: a
+      // shortcut pressed now must act, not become the first letter of the explanation.
+      if (blocks.get(index).note && !notes.has(index)) frame.announce("Now write why: press e.");
       else advance();
     }
     function move(step) {
@@ -172,7 +173,7 @@
       },
       start() {
         const open = asked().find(needsWork) || units[0];
-        if (open) setCurrent(open.index, true);
+        if (open) setCurrent(open.index, false); // the keys act on it without it taking the focus
       },
       snapshot: () => ({ labels: Object.fromEntries(labels), notes: Object.fromEntries(notes) }),
       missing() {

@@ -120,7 +120,10 @@
           }
           select.addEventListener("change", () => {
             span.label = select.value;
+            const focused = document.activeElement === select;
             draw();
+            // draw() replaced the select: keep the focus in its successor, or the next key would act as a shortcut.
+            if (focused) listEl.querySelectorAll("select")[position].focus();
             frame.changed();
           });
           const remove = frame.element("button", { type: "button", className: "small", "aria-label": "Remove span " + (position + 1) + " “" + spanText(span) + "”", text: "Remove", onclick: () => removeSpan(position) });
@@ -166,7 +169,8 @@
     completeEl.addEventListener("change", () => frame.changed());
 
     draw();
-    const inSummary = () => document.activeElement === summaryEl;
+    // The word cursor answers the arrows in the summary, and while nothing has the focus (as on load).
+    const inSummary = () => document.activeElement === summaryEl || document.activeElement === document.body;
     return {
       keys: [
         { keys: ["→"], label: "in the summary: next word", run: () => (inSummary() ? moveCursor(1, false) : false) },
@@ -178,7 +182,6 @@
         { keys: ["s"], label: "go to the summary", run: () => summaryEl.focus() },
         { keys: ["f"], label: "confirm that every hallucination is marked", run: () => { completeEl.checked = !completeEl.checked; frame.changed(); } },
       ],
-      start: () => summaryEl.focus(),
       snapshot: () => ({ spans: spans.map((s) => ({ start: words[s.first][0], end: words[s.last][1], label: s.label })), complete: completeEl.checked }),
       missing() {
         return completeEl.checked
