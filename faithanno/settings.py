@@ -132,6 +132,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # With DEBUG on, errors under /api/ stay JSON (annotations/views/errors.py).
+    "annotations.views.errors.DebugApiErrorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -143,7 +145,7 @@ MIDDLEWARE = [
     # Turns a sign-in that django-axes refused into the login page saying until when (AXES_LOCKOUT_CALLABLE).
     "axes.middleware.AxesMiddleware",
     # With DEBUG on, answers 404s with the app's own page instead of Django's technical one.
-    "annotations.views.errors.DebugErrorPagesMiddleware",
+    "annotations.views.errors.DebugNotFoundMiddleware",
 ]
 
 ROOT_URLCONF = "faithanno.urls"
