@@ -336,10 +336,9 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": NUM_PROXIES,
     "PAGE_SIZE": API_PAGE_SIZE,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_RENDERER_CLASSES": [
-        "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
-    ],
+    # JSON only: the interactive view is Swagger UI at /api/docs/. DRF's browsable HTML renderer needs inline
+    # styles, which the Content-Security-Policy forbids.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "FaithAnno API",

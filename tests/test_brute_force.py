@@ -3,6 +3,7 @@ requests and the API are rate limited (DRF throttles), and honest annotators at 
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from datetime import timedelta
@@ -13,6 +14,7 @@ from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.core import mail
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -84,6 +86,15 @@ def test_it_lets_the_account_in_again_once_the_wait_is_over(alice: AbstractUser)
     AccessAttempt.objects.update(attempt_time=timezone.now() - settings.AXES_COOLOFF_TIME - timedelta(seconds=1))
     assert sign_in(client, "alice", PASSWORD).status_code == 302
     assert signed_in_as(client) == "alice"
+
+
+def test_it_lets_an_administrator_lift_a_lockout_from_the_command_line(alice: AbstractUser) -> None:
+    client = Client()
+    for n in range(settings.AXES_FAILURE_LIMIT):
+        sign_in(client, "alice", f"guess-{n}")
+    assert sign_in(client, "alice", PASSWORD).status_code == 429
+    call_command("axes_reset_username", "alice", stdout=io.StringIO())  # as the README says
+    assert sign_in(client, "alice", PASSWORD).status_code == 302
 
 
 def test_it_locks_out_an_address_that_tries_many_accounts(alice: AbstractUser, bob: AbstractUser) -> None:

@@ -95,6 +95,10 @@ def test_it_serves_the_api_documentation_under_the_policy(live_server: Any, page
     page.wait_for_selector(".opblock-summary-path", timeout=20_000)  # Swagger UI drew the operations
     assert page.locator(".opblock").count() > 25
     assert_clean(page)
+    # An API address opened in the browser answers JSON (DRF's browsable pages need inline styles).
+    open_as(page, live_server.url, rita, "/api/v1/datasets/")
+    assert page.evaluate("JSON.parse(document.body.innerText)")["results"] == []
+    assert_clean(page)
 
 
 def test_it_runs_the_admin_under_the_policy(live_server: Any, page: Any, admin_user: AbstractUser) -> None:
