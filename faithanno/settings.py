@@ -107,7 +107,7 @@ if SECRET_KEY == _PUBLISHED_SECRET_KEY:
 if not SECRET_KEY:
     # One random key per installation, next to the data it protects: sessions and reset links survive
     # restarts. Several machines serving one site must share a SECRET_KEY instead.
-    SECRET_KEY = installation_secret_key(Path(os.getenv("SECRET_KEY_FILE", str(DATA_DIR / "secret_key"))))
+    SECRET_KEY = installation_secret_key(Path(envstr("SECRET_KEY_FILE", str(DATA_DIR / "secret_key"))))
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")

@@ -26,7 +26,7 @@ ERRORS: dict[int, tuple[str, str, str]] = {
     404: ("Not found", "There is nothing here, or it is not yours to see.", "Not found."),
     500: (
         "Something went wrong",
-        "The error has been logged. Please try again in a moment; your saved work is not affected.",
+        "The error has been logged. Please try again in a moment.",
         "Server error.",
     ),
 }
