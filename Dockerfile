@@ -9,6 +9,9 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 COPY . .
 RUN DEBUG=False SECRET_KEY=collectstatic-only ALLOWED_HOSTS=localhost python manage.py collectstatic --no-input -v 0
 RUN useradd --create-home faithanno && mkdir /home/faithanno/hf-cache && chown faithanno /home/faithanno/hf-cache
+# The image runs with DEBUG off (the default) and keeps no state: its data directory (/app/var) is not
+# writable, so a container without SECRET_KEY refuses to start, naming the variable, instead of inventing
+# a key that would die with the container. docker-compose.yml requires SECRET_KEY.
 USER faithanno
 EXPOSE 8000
 CMD ["gunicorn", "faithanno.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "120", "--access-logfile", "-"]

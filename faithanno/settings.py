@@ -7,34 +7,107 @@ the packaged models (MiniLM encoder, spaCy en_core_web_sm) and e-mail printed to
 from __future__ import annotations
 
 import os
+import re
+import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# --- Reading the environment ---------------------------------------------------------------------------
+# Values are parsed strictly: a typo such as SECURE_SSL_REDIRECT=ture stops the start with the variable's
+# name instead of quietly meaning False. An empty value counts as unset (compose files write ${X:-}).
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def envstr(name: str, default: str) -> str:
+    return os.getenv(name, "").strip() or default
+
 
 def envbool(name: str, default: str) -> bool:
-    return os.getenv(name, default).strip().lower() in {"1", "true", "yes", "on"}
+    value = envstr(name, default).lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be True or False (or 1/0, yes/no, on/off), got {os.getenv(name)!r}.")
 
 
-def envint(name: str, default: str) -> int:
-    return int(os.getenv(name, default))
+def parse_int(name: str, value: str, minimum: int | None = None) -> int:
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number, got {value!r}.") from None
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}.")
+    return number
+
+
+def envint(name: str, default: str, minimum: int | None = None) -> int:
+    return parse_int(name, envstr(name, default), minimum)
 
 
 def envlist(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.getenv(name, default).split(",") if item.strip()]
 
 
-DEBUG = envbool("DEBUG", "True")
+# --- Debug mode and the secret key ------------------------------------------------------------------
+# DEBUG is off unless asked for: bin/start (the demo) and bin/test set DEBUG=True; gunicorn, the Docker
+# image and plain `manage.py` commands run without it.
+DEBUG = envbool("DEBUG", "False")
 
-_DEVELOPMENT_SECRET_KEY = "faithanno-development-only-secret-key-not-for-production"
-SECRET_KEY = os.getenv("SECRET_KEY", "")
+# The embedded default keeps its SQLite database (and, below, its secret key) here; production and the
+# test suite point DATABASE_URL at PostgreSQL.
+DATA_DIR = Path(os.getenv("FAITHANNO_DATA_DIR", str(BASE_DIR / "var")))
+
+# Earlier versions used this published key whenever SECRET_KEY was unset. Anyone can sign sessions and
+# password-reset links with it, so it is refused.
+_PUBLISHED_SECRET_KEY = "faithanno-development-only-secret-key-not-for-production"
+_SECRET_KEY_HELP = (
+    'Set SECRET_KEY to a long random string: python3 -c "import secrets; print(secrets.token_urlsafe(50))"'
+)
+
+
+def installation_secret_key(path: Path) -> str:
+    """The random key kept in `path`, written (readable by its owner only) by the first process that needs
+    it. It is linked into place complete, so processes starting at the same time all read the same key."""
+    if not path.exists():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            draft = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+            descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "w") as handle:
+                handle.write(secrets.token_urlsafe(50) + "\n")
+            try:
+                os.link(draft, path)
+            except FileExistsError:
+                pass  # another process was first: use its key
+            finally:
+                draft.unlink()
+        except OSError as exc:
+            raise ImproperlyConfigured(
+                f"SECRET_KEY is not set and no key could be kept in {path} ({exc.strerror}). {_SECRET_KEY_HELP}"
+            ) from None
+    key = path.read_text(encoding="utf-8").strip()
+    if len(key) < 32:
+        raise ImproperlyConfigured(
+            f"The key in {path} is shorter than 32 characters. Remove the file to get a new one."
+        )
+    return key
+
+
+SECRET_KEY = os.getenv("SECRET_KEY", "").strip()
+if SECRET_KEY == _PUBLISHED_SECRET_KEY:
+    raise ImproperlyConfigured(f"SECRET_KEY is the development key published in FaithAnno's source. {_SECRET_KEY_HELP}")
 if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
-    SECRET_KEY = _DEVELOPMENT_SECRET_KEY
+    # One random key per installation, next to the data it protects: sessions and reset links survive
+    # restarts. Several machines serving one site must share a SECRET_KEY instead.
+    SECRET_KEY = installation_secret_key(Path(envstr("SECRET_KEY_FILE", str(DATA_DIR / "secret_key"))))
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
@@ -51,12 +124,16 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
+    "csp",
     "annotations",
     "scoring",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # With DEBUG on, errors under /api/ stay JSON (annotations/views/errors.py).
+    "annotations.views.errors.DebugApiErrorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -64,6 +141,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Turns a sign-in that django-axes refused into the login page saying until when (AXES_LOCKOUT_CALLABLE).
+    "axes.middleware.AxesMiddleware",
+    # With DEBUG on, answers 404s with the app's own page instead of Django's technical one.
+    "annotations.views.errors.DebugNotFoundMiddleware",
 ]
 
 ROOT_URLCONF = "faithanno.urls"
@@ -85,8 +167,6 @@ TEMPLATES = [
     },
 ]
 
-# The embedded default is a SQLite file; production and the test suite point DATABASE_URL at PostgreSQL.
-DATA_DIR = Path(os.getenv("FAITHANNO_DATA_DIR", str(BASE_DIR / "var")))
 if "DATABASE_URL" not in os.environ:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
 DATABASES = {
@@ -103,6 +183,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# django-axes' backend comes first: it refuses sign-ins while an account or address is locked out.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -141,6 +223,95 @@ if not DEBUG:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", "True")
 
+# --- Sign-in lockout, throttles, the shared cache, Content-Security-Policy, error pages --------------------
+# How many proxies in front of the app append the client's address to X-Forwarded-For (behind one
+# TLS-terminating proxy: 1). With 0 only the connection's own address counts, so clients cannot forge one.
+# Lockouts and throttles per address use this address.
+NUM_PROXIES = envint("NUM_PROXIES", "0", minimum=0)
+
+# django-axes: after AXES_FAILURE_LIMIT failed sign-ins for one username, or from one address, every sign-in
+# for it (web login and admin login alike) is refused, also with the right password, until
+# AXES_COOLOFF_MINUTES have passed without another attempt. Attempts are kept in the database, so every
+# worker process sees them, and are deleted when they expire.
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", "10", minimum=1)
+AXES_COOLOFF_MINUTES = envint("AXES_COOLOFF_MINUTES", "15", minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_CALLABLE = "annotations.views.accounts.login_locked_out"
+AXES_CLIENT_IP_CALLABLE = "annotations.throttles.client_address"
+# A success must not wipe the failures counted for its address: anyone with an account of their own could
+# otherwise reset the count between guesses at someone else's password.
+AXES_RESET_ON_SUCCESS = False
+# Successful sign-ins are not logged with their address (crowd workers' addresses are not kept).
+AXES_DISABLE_ACCESS_LOG = True
+
+
+def envrate(name: str, default: str) -> str:
+    """A DRF throttle rate such as 60/minute (per second, minute, hour or day)."""
+    value = envstr(name, default)
+    if not re.fullmatch(r"[0-9]+/(s|sec|second|m|min|minute|h|hour|d|day)", value):
+        raise ImproperlyConfigured(
+            f"{name} must be a rate such as 60/minute (per second, minute, hour or day), got {value!r}."
+        )
+    return value
+
+
+# Request rates (DRF throttles, also used by the password-reset form). Annotators are never throttled at
+# work: the annotation pages save drafts and submissions through their own session endpoints, which have no
+# throttle, and over the API each account has its own budget (a busy annotator's draft saves, at most one per
+# 0.6 s pause, stay far below THROTTLE_USER however many annotators work at once).
+THROTTLE_RATES = {
+    # API requests without credentials, per address (the schema and its documentation page).
+    "anon": envrate("THROTTLE_ANON", "60/minute"),
+    # API requests with a token or a session, per account.
+    "user": envrate("THROTTLE_USER", "600/minute"),
+    # Password-reset requests, per address and per e-mail address asked for.
+    "password_reset": envrate("THROTTLE_PASSWORD_RESET", "20/hour"),
+    "password_reset_email": envrate("THROTTLE_PASSWORD_RESET_EMAIL", "5/hour"),
+}
+
+
+def cache_from_url(url: str) -> dict[str, str]:
+    scheme, _, rest = url.partition("://")
+    if scheme == "locmem":
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": rest or "faithanno"}
+    if scheme in {"redis", "rediss"}:
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    if scheme == "file" and rest.startswith("/"):
+        return {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": rest}
+    raise ImproperlyConfigured(
+        f"CACHE_URL must be locmem://, redis://host:port/db (or rediss://) or file:///absolute/path, got {url!r}."
+    )
+
+
+# Throttle counts (and the browse filter choices) live in this cache. locmem:// needs nothing but is private
+# to one process: right for bin/start, not for several gunicorn workers, which must share a Redis cache
+# (docker-compose.yml sets CACHE_URL=redis://redis:6379/1; `check --deploy` warns otherwise).
+CACHE_URL = envstr("CACHE_URL", "locmem://")
+CACHES = {"default": {**cache_from_url(CACHE_URL), "KEY_PREFIX": "faithanno"}}
+
+# Only the app's own scripts, styles and images (plus data: images: Swagger UI's icons); no inline script,
+# style or event handler, no framing, forms only to this site.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
+# The app's own pages for 400/403/404/500 (faithanno/urls.py), a failed CSRF check and, with DEBUG on,
+# uncaught exceptions: nobody is shown Django's technical pages (tracebacks go to the log).
+CSRF_FAILURE_VIEW = "annotations.views.errors.csrf_failure"
+DEFAULT_EXCEPTION_REPORTER = "annotations.views.errors.ErrorPageReporter"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -160,12 +331,14 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "annotations.api.common.Pagination",
+    "DEFAULT_THROTTLE_CLASSES": ["annotations.throttles.AnonThrottle", "annotations.throttles.UserThrottle"],
+    "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
+    "NUM_PROXIES": NUM_PROXIES,
     "PAGE_SIZE": API_PAGE_SIZE,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_RENDERER_CLASSES": [
-        "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
-    ],
+    # JSON only: the interactive view is Swagger UI at /api/docs/. DRF's browsable HTML renderer needs inline
+    # styles, which the Content-Security-Policy forbids.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "FaithAnno API",
@@ -227,7 +400,7 @@ def model_setting(role: str) -> str:
 
 
 FAITHANNO_BERTSCORE_MODEL = model_setting("bertscore_model")
-FAITHANNO_BERTSCORE_LAYER = int(model_setting("bertscore_layer"))
+FAITHANNO_BERTSCORE_LAYER = parse_int("FAITHANNO_BERTSCORE_LAYER", model_setting("bertscore_layer"))
 FAITHANNO_BERTSCORE_STRATEGY = os.getenv("FAITHANNO_BERTSCORE_STRATEGY", "sentences")
 FAITHANNO_SENTENCE_MODEL = model_setting("sentence_model")
 # Question generation (seq2seq) and its input format: "highlight" = "generate question: ... <hl> answer <hl> ..."

@@ -1,9 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotations.views import accounts
+from annotations.views import accounts, errors
 
 # No self-registration: only the login, logout and password-reset views of django.contrib.auth.
 account_patterns = [
@@ -11,7 +11,7 @@ account_patterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("password_change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("password_change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
-    path("password_reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path("password_reset/", accounts.PasswordResetView.as_view(), name="password_reset"),
     path("password_reset/done/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
     path(
         "reset/<uidb64>/<token>/",
@@ -27,6 +27,17 @@ urlpatterns = [
     path("accounts/", include(account_patterns)),
     path("api/v1/", include("annotations.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
+    # Swagger UI with its start-up script as a file of its own (?script), as the Content-Security-Policy demands.
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api_schema", template_name="api/swagger_ui.html"),
+        name="api_docs",
+    ),
     path("", include("annotations.urls")),
 ]
+
+# The app's own error pages (JSON under /api/); with DEBUG on see annotations.views.errors as well.
+handler400 = errors.bad_request
+handler403 = errors.permission_denied
+handler404 = errors.page_not_found
+handler500 = errors.server_error

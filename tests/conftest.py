@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
+from django.core.cache import cache
 from django.test import Client
 
 from annotations import roles
@@ -31,6 +32,15 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"The suite runs against PostgreSQL; DATABASE_URL gives {engine}. Run bin/test or set DATABASE_URL."
         )
+    if not settings.DEBUG:
+        # With DEBUG off when the settings load, HTTPS is enforced and pages need collectstatic's files.
+        raise pytest.UsageError("The suite loads the demo's settings: run bin/test, or export DEBUG=True as it does.")
+
+
+@pytest.fixture(autouse=True)
+def _no_throttle_counts_from_other_tests() -> None:
+    # Request counts of the throttles live in the cache, which is private to this test process.
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

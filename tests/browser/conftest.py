@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 CHROMIUM = os.environ.get("FAITHANNO_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -40,13 +45,70 @@ def browser() -> Iterator[Any]:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
+# Every page of every browser test reports what the Content-Security-Policy blocked; the test fails if anything
+# was (an inline script, style or event handler, or an asset from another host).
+RECORD_CSP_VIOLATIONS = """
+window.cspViolations = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+  const blocked = event.blockedURI || "inline";
+  window.cspViolations.push(`${event.violatedDirective} blocked ${blocked} in ${event.documentURI}`);
+});
+"""
+
+
+FUNCTION = re.compile(r"\s*(async\s+)?(function\b|\([^)]*\)\s*=>|[\w$]+\s*=>)")
+
+
+def wait_until(
+    page: Any, expression: str, *, arg: Any = None, timeout: float | None = None, polling: Any = None
+) -> bool:
+    """page.wait_for_function for pages under the Content-Security-Policy. Playwright's own compiles the
+    expression in the page with `new Function`, which the policy refuses as eval; here the expression is
+    part of the script Playwright evaluates (as page.evaluate does, which the policy does not govern),
+    checked every 20 ms until it is truthy or the timeout (default 10 s) passes. A navigation while
+    waiting starts the check again on the new page. `polling` is accepted and ignored."""
+    call = f"({expression})(arg)" if FUNCTION.match(expression) else f"({expression})"
+    script = f"""async ([arg, milliseconds]) => {{
+        const deadline = Date.now() + milliseconds;
+        while (!({call})) {{
+            if (Date.now() > deadline) return false;
+            await new Promise((resolve) => setTimeout(resolve, 20));
+        }}
+        return true;
+    }}"""
+    deadline = time.monotonic() + (timeout or 10_000) / 1000
+    while True:
+        remaining = max(0, int((deadline - time.monotonic()) * 1000))
+        try:
+            if page.evaluate(script, [arg, remaining]):
+                return True
+        except PlaywrightError as error:
+            if "Execution context was destroyed" in str(error) and time.monotonic() < deadline:
+                continue
+            raise
+        raise PlaywrightTimeoutError(f"Timeout {timeout or 10_000}ms exceeded waiting for {expression}")
+
+
+def csp_violations(page: Any, console: list[str]) -> list[str]:
+    """What the policy blocked on the page open now, and what Chromium logged about it on any page."""
+    recorded = [] if page.is_closed() else page.evaluate("window.cspViolations || []")
+    return recorded + [text for text in console if "Content Security Policy" in text]
+
+
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context.add_init_script(RECORD_CSP_VIOLATIONS)
     page = context.new_page()
     page.set_default_timeout(10_000)
+    console: list[str] = []
+    page.on("console", lambda message: console.append(message.text) if message.type == "error" else None)
+    page.console_messages = console
+    page.wait_for_function = functools.partial(wait_until, page)
     yield page
+    violations = csp_violations(page, console)
     context.close()
+    assert not violations, violations
 
 
 def open_as(page: Any, base_url: str, user: Any, path: str) -> None:

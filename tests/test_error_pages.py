@@ -1,0 +1,89 @@
+"""400, 403, 404 and 500 are answered with the app's own pages (with its navigation) and JSON under /api/,
+with DEBUG off and on (the demo): nobody sees Django's technical pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import AbstractUser
+from django.test import Client
+
+from tests.conftest import client_for
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.error_urls")]
+
+TECHNICAL = ("URLconf", "Traceback", "seeing this error because you have", "DEBUG = True", "hunter2", "Request Method")
+
+
+@pytest.fixture(params=[False, True], ids=["debug-off", "debug-on"])
+def debug(request: pytest.FixtureRequest, settings: Any) -> bool:
+    settings.DEBUG = request.param
+    return request.param
+
+
+def assert_own_page(answer: Any, status: int, title: str, signed_in: bool = True) -> str:
+    page = answer.content.decode()
+    assert answer.status_code == status
+    assert answer["Content-Type"].startswith("text/html")
+    assert 'data-testid="error-page"' in page and f"<h1>{title}" in page, page[:3000]
+    for marker in TECHNICAL:
+        assert marker not in page, marker
+    if signed_in:
+        assert '<nav aria-label="Main">' in page and "Log out" in page
+    return page
+
+
+def assert_api_error(answer: Any, status: int) -> None:
+    assert answer.status_code == status
+    assert answer["Content-Type"] == "application/json"
+    assert set(answer.json()) == {"detail"}
+    for marker in TECHNICAL:
+        assert marker not in answer.content.decode()
+
+
+def test_it_answers_404_with_its_own_page(debug: bool, alice: AbstractUser) -> None:
+    client = client_for(alice)
+    page = assert_own_page(client.get("/no-such-page/"), 404, "Not found")
+    assert "My items" in page  # the annotator's navigation
+    assert_own_page(client.get("/annotate/987654/"), 404, "Not found")  # raised by a view
+    assert_own_page(Client().get("/no-such-page/"), 404, "Not found", signed_in=False)
+    # A missing slash is still added (not answered 404).
+    assert client.get("/annotate").status_code == 301
+
+
+def test_it_answers_api_404_with_json(debug: bool, alice: AbstractUser) -> None:
+    client = client_for(alice)
+    assert_api_error(client.get("/api/v1/no-such-endpoint/"), 404)
+    assert_api_error(client.get("/api/v1/assignments/987654/"), 404)
+
+
+def test_it_answers_403_with_its_own_page(debug: bool, alice: AbstractUser) -> None:
+    page = assert_own_page(client_for(alice).get("/studies/"), 403, "Not allowed")
+    assert "Researchers only." in page
+    assert_api_error(client_for(alice).get("/api/v1/datasets/"), 403)
+
+
+def test_it_answers_a_failed_csrf_check_with_its_own_page(debug: bool, alice: AbstractUser) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    page = assert_own_page(client.post("/accounts/api-token/", {"rotate": "1"}), 403, "Not allowed")
+    assert "Reload it and try again" in page
+
+
+def test_it_answers_400_with_its_own_page(debug: bool, alice: AbstractUser) -> None:
+    client = client_for(alice)
+    assert_own_page(client.get("/test-bad-request/"), 400, "Bad request")
+    # Raised in a middleware: too many form fields, and a host name the site does not serve.
+    fields = {f"field{n}": "x" for n in range(1001)}
+    assert_own_page(client.post("/accounts/api-token/", fields), 400, "Bad request")
+    assert_own_page(Client().get("/accounts/login/", HTTP_HOST="evil.example"), 400, "Bad request", signed_in=False)
+    assert_api_error(client.get("/api/v1/datasets/", HTTP_HOST="evil.example"), 400)
+
+
+def test_it_answers_500_with_its_own_page(debug: bool, alice: AbstractUser) -> None:
+    client = client_for(alice)
+    client.raise_request_exception = False
+    page = assert_own_page(client.get("/test-crash/"), 500, "Something went wrong")
+    assert "My items" in page
+    assert_api_error(client.get("/api/v1/test-crash/"), 500)
