@@ -33,7 +33,6 @@ class Command(BaseCommand):
             dataset = study.dataset
         else:
             dataset = dataset_named(options["dataset"])
-        # The command line reads every study, like an admin.
-        rows = summary_table_rows(dataset=dataset, study=study, user=None)
-        chunks = export_chunks(rows, summary_table_fields(dataset=dataset, study=study, user=None), format_name)
+        rows = summary_table_rows(dataset=dataset, study=study)
+        chunks = export_chunks(rows, summary_table_fields(dataset=dataset, study=study), format_name)
         chunks_write(chunks, output=output, stdout=self.stdout)

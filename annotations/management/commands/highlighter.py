@@ -21,8 +21,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            # The command line reads every study, like an admin.
-            rows = dataset_highlighter(dataset=dataset_named(options["dataset"]), user=None)
+            rows = dataset_highlighter(dataset=dataset_named(options["dataset"]))
         except AnalysisError as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:
