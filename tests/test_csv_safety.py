@@ -108,18 +108,11 @@ def hostile(tmp_path: Path, rita: AbstractUser) -> Study:
     return study
 
 
-def web(user: AbstractUser, name: str, *args: Any) -> Callable[[], str]:
+def download(client: Any, name: str, *args: Any) -> Callable[[], str]:
+    """A download over the web (a signed-in Client) or the API (a token APIClient)."""
+
     def fetch() -> str:
-        response = client_for(user).get(reverse(name, args=args))
-        assert response.status_code == 200, (name, response.status_code)
-        return b"".join(response.streaming_content).decode()
-
-    return fetch
-
-
-def api(user: AbstractUser, name: str, *args: Any) -> Callable[[], str]:
-    def fetch() -> str:
-        response = api_client_for(user).get(reverse(name, args=args))
+        response = client.get(reverse(name, args=args))
         assert response.status_code == 200, (name, response.status_code)
         return b"".join(response.streaming_content).decode()
 
@@ -139,15 +132,16 @@ def exports(study: Study, researcher: AbstractUser, format_name: str) -> dict[st
     """Every export the product writes, in one format: name -> a function fetching its text."""
     dataset: Dataset = study.dataset
     s, d, f = study.pk, dataset.pk, format_name
+    web, api = client_for(researcher), api_client_for(researcher)
     return {
-        "web study judgements": web(researcher, "study_export", s, f),
-        "web study summaries": web(researcher, "study_summaries_export", s, f),
-        "web dataset summaries": web(researcher, "dataset_summaries_export", d, f),
-        "web imported judgements": web(researcher, "dataset_judgements_export", d, f),
-        "api study judgements": api(researcher, "api_study_judgements_export", s, f),
-        "api study summaries": api(researcher, "api_study_summaries_export", s, f),
-        "api dataset summaries": api(researcher, "api_dataset_summaries_export", d, f),
-        "api imported judgements": api(researcher, "api_dataset_judgements_export", d, f),
+        "web study judgements": download(web, "study_export", s, f),
+        "web study summaries": download(web, "study_summaries_export", s, f),
+        "web dataset summaries": download(web, "dataset_summaries_export", d, f),
+        "web imported judgements": download(web, "dataset_judgements_export", d, f),
+        "api study judgements": download(api, "api_study_judgements_export", s, f),
+        "api study summaries": download(api, "api_study_summaries_export", s, f),
+        "api dataset summaries": download(api, "api_dataset_summaries_export", d, f),
+        "api imported judgements": download(api, "api_dataset_judgements_export", d, f),
         "command study judgements": command("export_judgements", "--study", str(s), "--format", f),
         "command imported judgements": command("export_judgements", "--dataset", dataset.name, "--format", f),
         "command study summaries": command("export_summaries", "--study", str(s), "--format", f),
