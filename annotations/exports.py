@@ -5,20 +5,42 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+# A spreadsheet runs a cell that begins with one of these as a formula (OWASP, "CSV Injection").
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+# Text that is a plain decimal number ("-0.5", "+1e-3"): a spreadsheet reads it as that number, not a formula.
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+
+
+def csv_cell(value: Any) -> Any:
+    """A value as a CSV cell that a spreadsheet shows and never runs, as OWASP's CSV-injection guidance
+    says: text beginning with =, +, -, @, a tab or a carriage return gets a leading single quote. Finite
+    numbers, and text that is a plain number, are written unchanged; dicts and lists are written as JSON.
+
+    Every CSV FaithAnno writes goes through here (csv_chunks), so comments, notes, names, usernames,
+    imported texts and meta are all covered, whatever column they land in."""
+    if value is None or isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return value
+    # Anything else is written as text, infinities too: "-inf" is no spreadsheet number but a formula.
+    text = json.dumps(value) if isinstance(value, dict | list) else str(value)
+    if text.startswith(FORMULA_TRIGGERS) and not _PLAIN_NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
 
 def csv_chunks(rows: Iterable[dict[str, Any]], fields: Sequence[str], rows_per_chunk: int = 500) -> Iterator[str]:
+    """The rows as CSV under a header of `fields`, every cell (the header's too) through csv_cell."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(fields), extrasaction="raise")
-    writer.writeheader()
+    writer.writerow({field: csv_cell(field) for field in fields})
     pending = 0
     for row in rows:
-        writer.writerow(
-            {key: json.dumps(value) if isinstance(value, dict | list) else value for key, value in row.items()}
-        )
+        writer.writerow({key: csv_cell(value) for key, value in row.items()})
         pending += 1
         if pending >= rows_per_chunk:
             yield buffer.getvalue()

@@ -174,7 +174,7 @@ def measure(repeat: int) -> None:
                     times.append((time.perf_counter() - started) * 1000)
             medians.append(statistics.median(times))
             counts.append(len(queries.captured_queries))
-        matches = summaries_browse(dataset=dataset, params=QueryDict(urlencode(params))).count()
+        matches = summaries_browse(dataset=dataset, params=QueryDict(urlencode(params)), user=researcher).count()
         log(f"{name:<34} {medians[0]:8.0f} ms {medians[1]:8.0f} ms  {counts[0]:>3} / {counts[1]:<3}       {matches}")
 
 

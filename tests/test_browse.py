@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 
 def browse(dataset: Dataset, query: str) -> list[Summary]:
-    return list(summaries_browse(dataset=dataset, params=QueryDict(query)))
+    return list(summaries_browse(dataset=dataset, params=QueryDict(query), user=None))
 
 
 def keys(summaries: list[Summary]) -> list[str]:
@@ -74,7 +74,7 @@ def test_it_filters_by_error_type_from_bump_edits_and_frank_categories(scored: D
     assert keys(browse(scored, "error_type=Entity")) == ["d1/B"]
     # FRANK's category scores: a summary has the error when some annotator saw it (share above 0).
     assert keys(browse(scored, "error_type=EntE")) == ["d1/A"]
-    facets = browse_facets(dataset=scored)
+    facets = browse_facets(dataset=scored, user=None)
     assert facets.error_types == ["EntE", "Entity", "Predicate"]
     assert facets.systems == [("A", 2), ("B", 2), ("C", 2)]
 
@@ -174,6 +174,6 @@ def test_it_keeps_the_query_count_of_a_page_flat_as_the_page_grows(scored: Datas
 def test_it_refreshes_the_cached_filter_choices_when_scores_are_added(scored: Dataset) -> None:
     from annotations.models import HumanScore
 
-    assert "Fluent" not in browse_facets(dataset=scored).humans
+    assert "Fluent" not in browse_facets(dataset=scored, user=None).humans
     HumanScore.objects.create(summary=Summary.objects.filter(document__dataset=scored).first(), name="Fluent", value=1)
-    assert "Fluent" in browse_facets(dataset=scored).humans
+    assert "Fluent" in browse_facets(dataset=scored, user=None).humans

@@ -93,7 +93,7 @@ def test_it_refuses_to_judge_an_item_assigned_to_someone_else(
     labels = {u.index: "correct" for u in units_of(assignment)}
     for intruder in (alice, carol):
         response = post(client_for(intruder), assignment, labels)
-        assert response.status_code == 403
+        assert response.status_code == 404
     assert not Judgement.objects.filter(assignment__item__study_task__study=bertscore_study).exists()
 
 

@@ -241,7 +241,9 @@ class DatasetHighlighterApi(APIView):
     def get(self, request: Request, dataset_id: int) -> Response:
         dataset = dataset_or_404(dataset_id)
         try:
-            return Response(HighlighterOutput(selectors.dataset_highlighter(dataset=dataset), many=True).data)
+            return Response(
+                HighlighterOutput(selectors.dataset_highlighter(dataset=dataset, user=request.user), many=True).data
+            )
         except selectors.AnalysisError as exc:
             return _analysis_error(exc)
 
@@ -266,7 +268,9 @@ class DatasetSummariesExportApi(APIView):
 
     @DOWNLOAD
     def get(self, request: Request, dataset_id: int, format_name: str) -> HttpResponse:
-        return summaries_download(dataset=dataset_or_404(dataset_id), study=None, format_name=format_name)
+        return summaries_download(
+            dataset=dataset_or_404(dataset_id), study=None, user=request.user, format_name=format_name
+        )
 
 
 class DatasetJudgementsExportApi(APIView):
@@ -288,7 +292,7 @@ class StudySummariesExportApi(APIView):
     @DOWNLOAD
     def get(self, request: Request, study_id: int, format_name: str) -> HttpResponse:
         study = visible_study(request, study_id)
-        return summaries_download(dataset=study.dataset, study=study, format_name=format_name)
+        return summaries_download(dataset=study.dataset, study=study, user=request.user, format_name=format_name)
 
 
 class StudyJudgementsExportApi(APIView):

@@ -11,8 +11,8 @@ from rest_framework.views import APIView
 
 from annotations import roles
 from annotations.models import Dataset, Study
+from annotations.selectors.access import studies_for_user
 from annotations.selectors.corpus import datasets_with_counts
-from annotations.selectors.studies import studies_for_user
 
 
 class Pagination(PageNumberPagination):

@@ -234,7 +234,7 @@ class SummaryListApi(ListAPIView):
     def get_queryset(self) -> Any:
         dataset = dataset_or_404(self.kwargs["dataset_id"])
         try:
-            summaries = summaries_browse(dataset=dataset, params=self.request.query_params)
+            summaries = summaries_browse(dataset=dataset, params=self.request.query_params, user=self.request.user)
         except BrowseParameterError as error:
             raise ValidationError({error.parameter: [error.message]}) from None
         return selectors.summaries_with_scores(summaries)

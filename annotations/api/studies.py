@@ -18,6 +18,7 @@ from annotations.forms import StudyCreateForm, annotator_accounts
 from annotations.models import Assignment
 from annotations.selectors import assignments as assignment_selectors
 from annotations.selectors import studies as selectors
+from annotations.selectors.access import studies_for_user
 from annotations.selectors.selection import selection_options
 from annotations.services.studies import assignment_submit, study_create
 from annotations.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, get_task
@@ -112,7 +113,7 @@ class StudyListApi(ListAPIView):
         notes = serializers.ListField(child=serializers.CharField())
 
     def get_queryset(self) -> Any:
-        return selectors.studies_for_user(user=self.request.user)
+        return studies_for_user(user=self.request.user)
 
     @extend_schema(request=StudyCreateInput, responses={201: StudyCreatedOutput})
     def post(self, request: Request) -> Response:

@@ -11,6 +11,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from django.contrib.auth.models import AbstractUser
 from django.db.models import F, FilteredRelation, FloatField, Max, Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
@@ -40,6 +41,7 @@ from annotations.models import (
     StudyTask,
     Summary,
 )
+from annotations.selectors.access import studies_readable
 from annotations.tasks import TaskDefinition, get_task
 from scoring.models import Explanation
 
@@ -534,12 +536,18 @@ def study_enhanced_scores(
     return dict(scores)
 
 
-def enhanced_studies(*, dataset: Dataset) -> list[tuple[Study, list[str]]]:
-    """The dataset's annotation studies with tasks that give human-enhanced scores, and those tasks."""
+def enhanced_studies(*, dataset: Dataset, user: AbstractUser | None) -> list[tuple[Study, list[str]]]:
+    """The dataset's annotation studies the user may read with tasks that give human-enhanced scores, and
+    those tasks."""
     tasks: dict[int, list[str]] = defaultdict(list)
     studies: dict[int, Study] = {}
     for study_task in (
-        StudyTask.objects.filter(study__dataset=dataset, study__kind=Study.Kind.STUDY, task__in=ENHANCED_TASKS)
+        StudyTask.objects.filter(
+            study__in=studies_readable(user=user),
+            study__dataset=dataset,
+            study__kind=Study.Kind.STUDY,
+            task__in=ENHANCED_TASKS,
+        )
         .select_related("study")
         .order_by("study_id", "task")
     ):
@@ -623,8 +631,11 @@ def dataset_meta_evaluation(
 # --- BERTScore as a highlighter ---------------------------------------------------------------------
 
 
-def highlight_summaries(*, dataset: Dataset, task: str = "hallucination_spans") -> list[HighlightSummary]:
-    """Summaries with both a BERTScore explanation (newest configuration) and human span markings."""
+def highlight_summaries(
+    *, dataset: Dataset, user: AbstractUser | None, task: str = "hallucination_spans"
+) -> list[HighlightSummary]:
+    """Summaries with both a BERTScore explanation (newest configuration) and human span markings from the
+    studies the user may read."""
     configs = _newest_configs(dataset)
     if "bertscore" not in configs:
         raise AnalysisError(
@@ -632,11 +643,14 @@ def highlight_summaries(*, dataset: Dataset, task: str = "hallucination_spans") 
             f'run: python manage.py score --dataset "{dataset.name}"'
         )
     marked: dict[int, list[list[Span]]] = {}
-    for study_task in StudyTask.objects.filter(study__dataset=dataset, task=task):
+    for study_task in StudyTask.objects.filter(
+        study__in=studies_readable(user=user), study__dataset=dataset, task=task
+    ):
         for markings in span_markings(study_task=study_task).values():
             marked.setdefault(markings.summary_id, []).extend(markings.spans.values())
     if not marked:
-        raise AnalysisError(f"dataset {dataset.name!r} has no {task} judgements")
+        seen = "" if user is None else " in the studies you can see"
+        raise AnalysisError(f"dataset {dataset.name!r} has no {task} judgements{seen}")
     explanations = Explanation.objects.filter(
         summary_id__in=list(marked), metric="bertscore", config_hash=configs["bertscore"]
     ).values_list("summary_id", "summary__text", "payload")
@@ -654,5 +668,5 @@ def highlight_summaries(*, dataset: Dataset, task: str = "hallucination_spans") 
     ]
 
 
-def dataset_highlighter(*, dataset: Dataset) -> list[dict[str, object]]:
-    return [score.as_dict() for score in highlighter_scores(highlight_summaries(dataset=dataset))]
+def dataset_highlighter(*, dataset: Dataset, user: AbstractUser | None) -> list[dict[str, object]]:
+    return [score.as_dict() for score in highlighter_scores(highlight_summaries(dataset=dataset, user=user))]

@@ -13,23 +13,31 @@ from annotations.models import Assignment, Study, StudyExample, StudyItem, Study
 from annotations.tasks import Unit, get_task
 
 
+def annotator_assignments(*, user: AbstractUser) -> QuerySet[Assignment]:
+    """Every assignment the annotator may read: their own, in the studies they still belong to (reclaimed
+    ones too). Anyone else's, and the work of a study they were removed from (it stays in the study's
+    data), look as if they did not exist."""
+    return Assignment.objects.filter(
+        annotator=user,
+        item__study_task__study__kind=Study.Kind.STUDY,
+        item__study_task__study__annotators=user,
+    )
+
+
 def assignment_for_user(*, assignment_id: int, user: AbstractUser) -> Assignment:
-    """Only the annotator's own, live assignment; anyone else's looks as if it did not exist."""
+    """Only the annotator's own, live assignment (see annotator_assignments)."""
     return (
-        Assignment.objects.select_related("item__study_task__study", "item__summary__document", "item__explanation")
+        annotator_assignments(user=user)
+        .select_related("item__study_task__study", "item__summary__document", "item__explanation")
         .exclude(status=Assignment.Status.RECLAIMED)
-        .get(pk=assignment_id, annotator=user)
+        .get(pk=assignment_id)
     )
 
 
 def assignments_for_annotator(*, user: AbstractUser) -> QuerySet[Assignment]:
     """The annotator's queue across the studies they still belong to, in the order work was handed out."""
     return (
-        Assignment.objects.filter(
-            annotator=user,
-            item__study_task__study__kind=Study.Kind.STUDY,
-            item__study_task__study__annotators=user,
-        )
+        annotator_assignments(user=user)
         .exclude(status=Assignment.Status.RECLAIMED)
         # Document.__str__ falls back to the dataset's name when a document has no title.
         .select_related("item__study_task__study", "item__summary__document__dataset")

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
+from django.contrib.auth.models import AbstractUser
 from django.core.cache import cache
 from django.db.models import Count, Exists, F, FloatField, Max, OuterRef, Q, QuerySet
 from django.db.models.expressions import ExpressionWrapper, RawSQL
 
 from annotations.importers.frank import ERROR_CATEGORIES as FRANK_ERROR_CATEGORIES
-from annotations.models import Assignment, Dataset, HumanScore, Judgement, MetricScore, Summary
+from annotations.models import Assignment, Dataset, HumanScore, MetricScore, Summary
+from annotations.selectors.access import studies_readable
 from annotations.selectors.analysis import (
     AnalysisError,
     human_names,
@@ -47,13 +50,14 @@ SCORE_COLUMNS = {"metric": "metric_value", "human": "human_value", "gap": "gap",
 # Per summary, the share of its judged units on which the annotators who judged them did not all agree.
 # A unit is one (study item, unit index) of a labelled task, or, for span tasks, the item itself with
 # "marked any span or not" as the label; units judged by a single annotator cannot disagree and are left out.
+# Only the studies the user may read count ({studies}: a subquery of their ids).
 _UNITS_SQL = """
     SELECT i.summary_id, COUNT(DISTINCT j.label) AS labels
     FROM annotations_judgement j
     JOIN annotations_assignment a ON a.id = j.assignment_id
     JOIN annotations_studyitem i ON i.id = a.item_id
     JOIN annotations_studytask t ON t.id = i.study_task_id
-    WHERE {summary} a.status = %s AND t.task NOT IN ({span_tasks})
+    WHERE {summary} a.status = %s AND t.task NOT IN ({span_tasks}) AND t.study_id IN ({studies})
     GROUP BY i.summary_id, i.id, j.unit_index
     HAVING COUNT(*) > 1
     UNION ALL
@@ -63,7 +67,7 @@ _UNITS_SQL = """
     FROM annotations_assignment a
     JOIN annotations_studyitem i ON i.id = a.item_id
     JOIN annotations_studytask t ON t.id = i.study_task_id
-    WHERE {summary} a.status = %s AND t.task IN ({span_tasks})
+    WHERE {summary} a.status = %s AND t.task IN ({span_tasks}) AND t.study_id IN ({studies})
     GROUP BY i.summary_id, i.id
     HAVING COUNT(*) > 1
 """
@@ -100,23 +104,26 @@ class BrowseQuery:
         return bool(self.metric and self.human)
 
 
-def _units_sql(summary_condition: str) -> tuple[str, tuple[str, ...]]:
+def _units_sql(summary_condition: str, dataset: Dataset, user: AbstractUser | None) -> tuple[str, tuple[Any, ...]]:
     span_tasks = ", ".join(["%s"] * len(SPAN_TASKS))
+    studies, study_params = studies_readable(user=user).filter(dataset=dataset).values("pk").query.sql_with_params()
     status = Assignment.Status.SUBMITTED
-    sql = _UNITS_SQL.format(summary=summary_condition, span_tasks=span_tasks)
-    return sql, (status, *SPAN_TASKS, status, *SPAN_TASKS)
+    sql = _UNITS_SQL.format(summary=summary_condition, span_tasks=span_tasks, studies=studies)
+    return sql, (status, *SPAN_TASKS, *study_params, status, *SPAN_TASKS, *study_params)
 
 
-def disagreement_expression() -> RawSQL:
-    """The disagreement of the summary in the row (for the rows a page shows)."""
-    units, params = _units_sql("i.summary_id = annotations_summary.id AND")
+def disagreement_expression(*, dataset: Dataset, user: AbstractUser | None) -> RawSQL:
+    """The disagreement of the summary in the row (for the rows a page shows), over the judgements of the
+    dataset's studies the user may read."""
+    units, params = _units_sql("i.summary_id = annotations_summary.id AND", dataset, user)
     return RawSQL(f"SELECT {_SHARE_SQL} FROM ({units}) units", params, output_field=FloatField())
 
 
-def summaries_disagreeing_at_least(share: float) -> RawSQL:
-    """The ids of the summaries whose disagreement is at least `share`, grouped in one pass over the
-    judgements (the per-row expression would run once for every judged summary of the dataset)."""
-    units, params = _units_sql("")
+def summaries_disagreeing_at_least(share: float, *, dataset: Dataset, user: AbstractUser | None) -> RawSQL:
+    """The ids of the summaries whose disagreement (over the studies the user may read) is at least `share`,
+    grouped in one pass over the judgements (the per-row expression would run once for every judged
+    summary of the dataset)."""
+    units, params = _units_sql("", dataset, user)
     sql = f"SELECT units.summary_id FROM ({units}) units GROUP BY units.summary_id HAVING {_SHARE_SQL} >= %s"
     return RawSQL(sql, (*params, share))
 
@@ -175,14 +182,14 @@ def browse_query_parse(params: Mapping[str, str]) -> BrowseQuery:
     )
 
 
-def summaries_browse(*, dataset: Dataset, params: Mapping[str, str]) -> QuerySet[Summary]:
+def summaries_browse(*, dataset: Dataset, params: Mapping[str, str], user: AbstractUser | None) -> QuerySet[Summary]:
     """The dataset's summaries matching `params`, sorted, each annotated with `metric_value`, `human_value`,
     `gap` (metric minus human) when those scores are chosen, and `disagreement` (0-1, null when no unit was
-    judged by two annotators)."""
-    return summaries_for_query(dataset=dataset, query=browse_query_parse(params))
+    judged by two annotators in a study the user may read)."""
+    return summaries_for_query(dataset=dataset, query=browse_query_parse(params), user=user)
 
 
-def summaries_for_query(*, dataset: Dataset, query: BrowseQuery) -> QuerySet[Summary]:
+def summaries_for_query(*, dataset: Dataset, query: BrowseQuery, user: AbstractUser | None) -> QuerySet[Summary]:
     summaries = Summary.objects.filter(document__dataset=dataset).select_related("document")
     if query.document is not None:
         summaries = summaries.filter(document_id=query.document)
@@ -209,8 +216,9 @@ def summaries_for_query(*, dataset: Dataset, query: BrowseQuery) -> QuerySet[Sum
     if query.has_gap:
         summaries = summaries.annotate(gap=ExpressionWrapper(F("metric_value") - F("human_value"), FloatField()))
     if "disagreement_min" in query.bounds:
-        summaries = summaries.filter(pk__in=summaries_disagreeing_at_least(query.bounds["disagreement_min"]))
-    summaries = summaries.annotate(disagreement=disagreement_expression())
+        share = query.bounds["disagreement_min"]
+        summaries = summaries.filter(pk__in=summaries_disagreeing_at_least(share, dataset=dataset, user=user))
+    summaries = summaries.annotate(disagreement=disagreement_expression(dataset=dataset, user=user))
     for name, value in query.bounds.items():
         if name == "disagreement_min":
             continue
@@ -241,21 +249,26 @@ class BrowseFacets:
     metrics: list[str]
     humans: list[str]
     error_types: list[str]
-    has_judgements: bool
+    has_judgements: bool = False  # submitted work in a study the user may read
 
 
-def browse_facets(*, dataset: Dataset) -> BrowseFacets:
+def browse_facets(*, dataset: Dataset, user: AbstractUser | None) -> BrowseFacets:
     """The filter choices, cached: listing the score names scans every score of the dataset (a third of a
     second at 100,000 summaries), and they change only when data is added. The key holds the newest row id
-    of each table they come from; the timeout bounds how long a deletion can go unnoticed."""
+    of each table they come from; the timeout bounds how long a deletion can go unnoticed. Whether there
+    are judgements depends on who asks (the studies they may read), so that one is not cached."""
     key = f"browse-facets:{dataset.pk}:" + ":".join(str(newest) for newest in _newest_ids())
-    return cache.get_or_set(key, lambda: _browse_facets(dataset), FACETS_CACHE_SECONDS)
+    facets = cache.get_or_set(key, lambda: _browse_facets(dataset), FACETS_CACHE_SECONDS)
+    judged = Assignment.objects.filter(
+        item__study_task__study__in=studies_readable(user=user).filter(dataset=dataset),
+        status=Assignment.Status.SUBMITTED,
+    )
+    return replace(facets, has_judgements=judged.exists())
 
 
 def _newest_ids() -> list[int | None]:
     return [
-        model.objects.aggregate(newest=Max("pk"))["newest"]
-        for model in (Summary, HumanScore, MetricScore, Explanation, Judgement)
+        model.objects.aggregate(newest=Max("pk"))["newest"] for model in (Summary, HumanScore, MetricScore, Explanation)
     ]
 
 
@@ -266,11 +279,4 @@ def _browse_facets(dataset: Dataset) -> BrowseFacets:
     edited_for = summaries.filter(meta__has_key="error_type").values_list("meta__error_type", flat=True).distinct()
     categories = {name for name in humans if name in FRANK_ERROR_CATEGORIES}
     error_types = sorted({str(value) for value in edited_for if value} | categories)
-    judged = Assignment.objects.filter(item__summary__document__dataset=dataset, status=Assignment.Status.SUBMITTED)
-    return BrowseFacets(
-        systems=systems,
-        metrics=metric_names(dataset=dataset),
-        humans=humans,
-        error_types=error_types,
-        has_judgements=judged.exists(),
-    )
+    return BrowseFacets(systems=systems, metrics=metric_names(dataset=dataset), humans=humans, error_types=error_types)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from django.contrib.auth.models import AbstractUser
+
 from annotations.analysis.enhanced import AGGREGATIONS
 from annotations.models import Dataset, Study, Summary
 from annotations.selectors.analysis import (
@@ -122,10 +124,13 @@ SUMMARY_FIELDS = ("dataset", "document", "summary", "summary_id", "system", "is_
 SUMMARY_CHUNK = 2000
 
 
-def _enhanced_columns(dataset: Dataset, study: Study | None) -> list[tuple[Study, str, str, str]]:
-    """(study, task, aggregation, column) for every human-enhanced score the table carries."""
+def _enhanced_columns(
+    dataset: Dataset, study: Study | None, user: AbstractUser | None
+) -> list[tuple[Study, str, str, str]]:
+    """(study, task, aggregation, column) for every human-enhanced score the table carries: the study's,
+    or those of every study of the dataset the user may read."""
     columns = []
-    for candidate, tasks in enhanced_studies(dataset=dataset):
+    for candidate, tasks in enhanced_studies(dataset=dataset, user=user):
         if study is not None and candidate.pk != study.pk:
             continue
         prefix = "enhanced" if study is not None else f"enhanced:study{candidate.pk}"
@@ -133,22 +138,25 @@ def _enhanced_columns(dataset: Dataset, study: Study | None) -> list[tuple[Study
     return columns
 
 
-def summary_table_fields(*, dataset: Dataset, study: Study | None = None) -> list[str]:
+def summary_table_fields(*, dataset: Dataset, user: AbstractUser | None, study: Study | None = None) -> list[str]:
     return [
         *SUMMARY_FIELDS,
         *(f"human:{name}" for name in human_names(dataset=dataset)),
         *(f"metric:{name}" for name in metric_names(dataset=dataset)),
-        *(column for *_, column in _enhanced_columns(dataset, study)),
+        *(column for *_, column in _enhanced_columns(dataset, study, user)),
     ]
 
 
-def summary_table_rows(*, dataset: Dataset, study: Study | None = None) -> Iterator[dict[str, Any]]:
+def summary_table_rows(
+    *, dataset: Dataset, user: AbstractUser | None, study: Study | None = None
+) -> Iterator[dict[str, Any]]:
     """One row per summary (of the study's items, or of the whole dataset): every metric score, imported
-    or computed, every human score and every human-enhanced score. Read a chunk of summaries at a time,
-    so memory stays flat however large the dataset."""
+    or computed, every human score and the human-enhanced scores of the studies the user may read (`None`:
+    the command line, every study). Read a chunk of summaries at a time, so memory stays flat however
+    large the dataset."""
     humans = human_names(dataset=dataset)
     metrics = metric_names(dataset=dataset)
-    enhanced = _enhanced_columns(dataset, study)
+    enhanced = _enhanced_columns(dataset, study, user)
     summaries = Summary.objects.filter(document__dataset=dataset)
     if study is not None:
         summaries = summaries.filter(study_items__study_task__study=study).distinct()

@@ -16,12 +16,11 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractUser
-from django.db.models import Q
 
 from annotations.analysis.spans import HALLUCINATED, THRESHOLDS, word_labels, word_offsets
 from annotations.models import Assignment, Document, HumanScore, Judgement, MetricScore, Study, Summary
+from annotations.selectors.access import studies_readable
 from annotations.selectors.analysis import labels_table
-from annotations.selectors.studies import studies_for_user
 from annotations.tasks import TaskDefinition, get_task
 from scoring.models import Explanation
 from scoring.registry import display_name
@@ -270,13 +269,13 @@ class HumanSpans:
 
 
 def _visible_assignments(summary: Summary, user: AbstractUser) -> list[tuple[Any, ...]]:
-    """Submitted assignments on the summary: imported judgements (every researcher sees those, as on the
-    analysis pages) and the studies the user may see."""
-    visible = Q(item__study_task__study__kind=Study.Kind.IMPORTED) | Q(
-        item__study_task__study__in=studies_for_user(user=user).values("pk")
-    )
+    """Submitted assignments on the summary in the studies the user may read (imported ones included)."""
     return list(
-        Assignment.objects.filter(visible, item__summary=summary, status=Assignment.Status.SUBMITTED)
+        Assignment.objects.filter(
+            item__study_task__study__in=studies_readable(user=user),
+            item__summary=summary,
+            status=Assignment.Status.SUBMITTED,
+        )
         .order_by("item__study_task__study_id", "item__study_task__task", "annotator__username")
         .values_list(
             "pk",

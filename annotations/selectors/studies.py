@@ -1,32 +1,16 @@
-"""Reads for researchers: the studies they may see, progress and agreement."""
+"""Reads for researchers: a study's progress, agreement, items, assignments and judgements (which studies
+a user may see: annotations.selectors.access)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractUser
 from django.db.models import Count, Q, QuerySet, Sum
 
-from annotations import roles
 from annotations.analysis.agreement import FleissKappa
 from annotations.models import Assignment, Judgement, Study, StudyItem, StudyTask
 from annotations.selectors.analysis import agreement_compute
-
-
-def studies_for_user(*, user: AbstractUser) -> QuerySet[Study]:
-    """Admins see every study; researchers only those they run."""
-    # Meta.ordering does not apply to a query with GROUP BY: the newest first, explicitly.
-    studies = (
-        Study.objects.select_related("dataset")
-        .annotate(n_items=Count("tasks__items", distinct=True))
-        .order_by("-created_at", "-pk")
-    )
-    if roles.user_has_role(user, roles.ADMIN):
-        return studies
-    if roles.user_has_role(user, roles.RESEARCHER):
-        return studies.filter(researchers=user)
-    return studies.none()
 
 
 @dataclass(frozen=True)

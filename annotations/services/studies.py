@@ -26,7 +26,7 @@ from annotations.models import (
     StudyTask,
     Summary,
 )
-from annotations.selectors.assignments import item_units
+from annotations.selectors.assignments import annotator_assignments, item_units
 from annotations.selectors.selection import ItemSelection, summaries_select
 from annotations.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, Submission, SubmissionError, get_task
 from scoring.models import Explanation
@@ -538,7 +538,8 @@ def assignment_draft_save(*, assignment_id: int, user: AbstractUser, draft: Any)
 
     Drafts are saved with every change, so this is one UPDATE. They are partial by nature: only their
     shape and size are checked; the submission checks the rest. Raises Assignment.DoesNotExist for an
-    unknown id and PermissionDenied for someone else's or a reclaimed assignment.
+    assignment the user may not read (unknown, someone else's, of a study they were removed from: no
+    probing of ids) and PermissionDenied for their own that was given to someone else.
     """
     if not isinstance(draft, dict):
         raise ValidationError("draft: give an object")
@@ -546,13 +547,10 @@ def assignment_draft_save(*, assignment_id: int, user: AbstractUser, draft: Any)
     if size > MAX_DRAFT_BYTES:
         raise ValidationError(f"draft: {size} bytes; at most {MAX_DRAFT_BYTES}")
     now = timezone.now()
-    updated = (
-        Assignment.objects.filter(pk=assignment_id, annotator=user)
-        .exclude(status=RECLAIMED)
-        .update(draft=draft, draft_saved_at=now, touched_at=now, updated_at=now)
-    )
+    own = annotator_assignments(user=user).filter(pk=assignment_id)
+    updated = own.exclude(status=RECLAIMED).update(draft=draft, draft_saved_at=now, touched_at=now, updated_at=now)
     if not updated:
-        _writable(Assignment.objects.only("annotator_id", "status").get(pk=assignment_id), user)
+        _writable(own.only("annotator_id", "status").get(), user)
     return now
 
 

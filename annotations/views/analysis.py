@@ -17,8 +17,8 @@ from annotations.analysis.spans import THRESHOLDS
 from annotations.exports import EXPORT_FORMATS
 from annotations.models import Dataset, Study, StudyItem, StudyTask
 from annotations.selectors import analysis as selectors
+from annotations.selectors.access import studies_for_user, studies_readable
 from annotations.selectors.corpus import datasets_with_counts
-from annotations.selectors.studies import studies_for_user
 from annotations.tasks import get_task
 from annotations.views.common import researcher_required
 from annotations.views.downloads import judgements_download, summaries_download
@@ -90,7 +90,7 @@ def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
     if selectors.dataset_pairs(dataset=dataset):
         context["metaeval"] = _metaeval_rows(dataset)
     try:
-        highlighter = selectors.dataset_highlighter(dataset=dataset)
+        highlighter = selectors.dataset_highlighter(dataset=dataset, user=request.user)
     except selectors.AnalysisError as exc:
         context["highlighter_missing"] = str(exc)
     else:
@@ -171,7 +171,7 @@ def analysis_item(request: HttpRequest, item_id: int) -> HttpResponse:
         StudyItem.objects.select_related("study_task__study__dataset", "summary__document", "explanation"), pk=item_id
     )
     study = item.study_task.study
-    if study.kind != Study.Kind.IMPORTED and not studies_for_user(user=request.user).filter(pk=study.pk).exists():
+    if not studies_readable(user=request.user).filter(pk=study.pk).exists():
         raise Http404("No such item.")
     task = get_task(item.study_task.task)
     labelled = selectors.item_labels(item=item)
@@ -190,14 +190,14 @@ def analysis_item(request: HttpRequest, item_id: int) -> HttpResponse:
 @require_GET
 def dataset_summaries_export(request: HttpRequest, dataset_id: int, format_name: str) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    return summaries_download(dataset=dataset, study=None, format_name=format_name)
+    return summaries_download(dataset=dataset, study=None, user=request.user, format_name=format_name)
 
 
 @researcher_required
 @require_GET
 def study_summaries_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
     study = _visible_study(request, study_id)
-    return summaries_download(dataset=study.dataset, study=study, format_name=format_name)
+    return summaries_download(dataset=study.dataset, study=study, user=request.user, format_name=format_name)
 
 
 @researcher_required

@@ -99,9 +99,12 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
     )
 
 
-def _assignment_or_404(assignment_id: int) -> Assignment:
+def _assignment_or_404(request: HttpRequest, assignment_id: int) -> Assignment:
+    """The user's own assignment (a reclaimed one too: saving it answers why not); anyone else's, or one of
+    a study they were removed from, answers 404 as on the API, so ids cannot be probed."""
     assignment = (
-        Assignment.objects.filter(pk=assignment_id)
+        selectors.annotator_assignments(user=request.user)
+        .filter(pk=assignment_id)
         .select_related("item__study_task", "item__summary")
         .only("pk", "annotator_id", "status", "item__study_task__task", "item__summary__text")
         .first()
@@ -114,7 +117,7 @@ def _assignment_or_404(assignment_id: int) -> Assignment:
 @login_required
 @require_POST
 def annotate_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = _assignment_or_404(assignment_id)
+    assignment = _assignment_or_404(request, assignment_id)
     body = json_body(request)
     if isinstance(body, JsonResponse):
         return body
@@ -154,7 +157,7 @@ def annotate_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
     edited = task_part["edit"].get("text") if isinstance(task_part.get("edit"), dict) else None
     if isinstance(edited, str):
         # The minimal-edit check runs on the server only, so the warning shown is the one the data will get.
-        assignment = _assignment_or_404(assignment_id)
+        assignment = _assignment_or_404(request, assignment_id)
         if get_task(assignment.item.study_task.task).edit:
             answer["diff"] = edit_diff(assignment.item.summary.text, edited).as_dict()
             answer["edited"] = edited

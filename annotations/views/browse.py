@@ -60,7 +60,7 @@ def dataset_summaries(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     context: dict[str, Any] = {
         "dataset": dataset,
-        "facets": browse_facets(dataset=dataset),
+        "facets": browse_facets(dataset=dataset, user=request.user),
         "params": {name: request.GET.get(name, "") for name in PARAMETERS},
         "chosen_systems": request.GET.getlist("system"),
         "sorts": SORTS,
@@ -68,7 +68,7 @@ def dataset_summaries(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "sort_query": _query_without(request, "page", "sort"),
     }
     try:
-        summaries = summaries_browse(dataset=dataset, params=request.GET)
+        summaries = summaries_browse(dataset=dataset, params=request.GET, user=request.user)
         context["page"] = _page(request, summaries)
         # Evaluate here, so a database error in a filter surfaces as this page's error rather than mid-render.
         context["rows"] = list(context["page"].object_list)

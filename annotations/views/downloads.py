@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import AbstractUser
 from django.http import HttpResponse
 
 from annotations.models import Dataset, Study
@@ -9,10 +10,10 @@ from annotations.selectors import exports as export_selectors
 from annotations.views.common import export_response
 
 
-def summaries_download(*, dataset: Dataset, study: Study | None, format_name: str) -> HttpResponse:
-    """One row per summary of the dataset (or of the study's items) with every score."""
-    rows = export_selectors.summary_table_rows(dataset=dataset, study=study)
-    fields = export_selectors.summary_table_fields(dataset=dataset, study=study)
+def summaries_download(*, dataset: Dataset, study: Study | None, user: AbstractUser, format_name: str) -> HttpResponse:
+    """One row per summary of the dataset (or of the study's items) with every score the user may see."""
+    rows = export_selectors.summary_table_rows(dataset=dataset, study=study, user=user)
+    fields = export_selectors.summary_table_fields(dataset=dataset, study=study, user=user)
     filename = f"study-{study.pk}-summaries" if study is not None else f"dataset-{dataset.pk}-summaries"
     return export_response(rows, fields, format_name, filename)
 

@@ -22,6 +22,7 @@ from annotations.forms import (
 )
 from annotations.models import Dataset, Study, StudyExample, StudyTask, Summary
 from annotations.selectors import studies as selectors
+from annotations.selectors.access import studies_for_user
 from annotations.selectors.assignments import item_units, saved_work, task_examples
 from annotations.selectors.selection import selection_options
 from annotations.services import examples as example_services
@@ -43,7 +44,7 @@ EXAMPLE_CANDIDATES = 300
 
 def _visible_study(request: HttpRequest, study_id: int) -> Study:
     """A study the user runs (admins: any). Other studies answer 404, not 403: their ids are nobody's business."""
-    return get_object_or_404(selectors.studies_for_user(user=request.user), pk=study_id)
+    return get_object_or_404(studies_for_user(user=request.user), pk=study_id)
 
 
 def _visible_task(request: HttpRequest, study_id: int, task_id: int) -> StudyTask:
@@ -59,7 +60,7 @@ def _errors_to_messages(request: HttpRequest, exc: ValidationError) -> None:
 @researcher_required
 @require_GET
 def studies(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotations/studies.html", {"studies": selectors.studies_for_user(user=request.user)})
+    return render(request, "annotations/studies.html", {"studies": studies_for_user(user=request.user)})
 
 
 @researcher_required

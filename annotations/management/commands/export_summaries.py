@@ -33,6 +33,7 @@ class Command(BaseCommand):
             dataset = study.dataset
         else:
             dataset = dataset_named(options["dataset"])
-        rows = summary_table_rows(dataset=dataset, study=study)
-        chunks = export_chunks(rows, summary_table_fields(dataset=dataset, study=study), format_name)
+        # The command line reads every study, like an admin.
+        rows = summary_table_rows(dataset=dataset, study=study, user=None)
+        chunks = export_chunks(rows, summary_table_fields(dataset=dataset, study=study, user=None), format_name)
         chunks_write(chunks, output=output, stdout=self.stdout)

@@ -21,7 +21,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            rows = dataset_highlighter(dataset=dataset_named(options["dataset"]))
+            # The command line reads every study, like an admin.
+            rows = dataset_highlighter(dataset=dataset_named(options["dataset"]), user=None)
         except AnalysisError as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:
