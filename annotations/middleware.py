@@ -1,0 +1,51 @@
+"""Client input checks that apply to every request, before and after the view."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+
+from annotations.validation import InputError, printable, text_problem
+from annotations.views.common import input_error_answer
+
+# Form bodies are read here; multipart ones are not (reading them would take in the uploaded files before
+# the view decides whether it wants them), and Django decodes their fields so that no surrogate survives.
+FORM_CONTENT_TYPE = "application/x-www-form-urlencoded"
+
+
+class ClientInputMiddleware:
+    """Every query-string and form parameter (name and values) must be storable text: NUL or a lone
+    surrogate answers 400 naming the parameter before any view runs. An InputError that a view lets
+    through (annotations.validation) answers 400 naming its field, like Http404 answers 404."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            _parameters_check(request)
+        except InputError as exc:
+            return input_error_answer(request, exc)
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, InputError):
+            return input_error_answer(request, exception)
+        return None
+
+
+def _parameters_check(request: HttpRequest) -> None:
+    sources = [request.GET]
+    if request.method == "POST" and request.content_type == FORM_CONTENT_TYPE:
+        sources.append(request.POST)
+    for parameters in sources:
+        for name, values in parameters.lists():
+            shown = printable(name)
+            problem = text_problem(name)
+            if problem is not None:
+                raise InputError(shown, f"the parameter name {shown!r} {problem}")
+            for value in values:
+                problem = text_problem(value)
+                if problem is not None:
+                    raise InputError(shown, f"{shown} {problem}")
