@@ -7,11 +7,12 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 
 from annotations.validation import InputError, printable, text_problem
-from annotations.views.common import input_error_answer
+from annotations.views.common import API_PATH, input_error_answer
 
-# Form bodies are read here; multipart ones are not (reading them would take in the uploaded files before
-# the view decides whether it wants them), and Django decodes their fields so that no surrogate survives.
-FORM_CONTENT_TYPE = "application/x-www-form-urlencoded"
+# Form bodies are read here, except the API's multipart uploads: reading them would take in the files before
+# the view decides whether it wants them (a web page's POST is read by the CSRF check anyway). Django decodes
+# multipart fields so that no surrogate survives, and the API's serializer fields refuse NUL.
+URLENCODED, MULTIPART = "application/x-www-form-urlencoded", "multipart/form-data"
 
 
 class ClientInputMiddleware:
@@ -37,7 +38,10 @@ class ClientInputMiddleware:
 
 def _parameters_check(request: HttpRequest) -> None:
     sources = [request.GET]
-    if request.method == "POST" and request.content_type == FORM_CONTENT_TYPE:
+    api = request.path_info.startswith(API_PATH)
+    if request.method == "POST" and (
+        request.content_type == URLENCODED or (request.content_type == MULTIPART and not api)
+    ):
         sources.append(request.POST)
     for parameters in sources:
         for name, values in parameters.lists():

@@ -152,15 +152,11 @@ def json_check(value: Any, *, field: str = "") -> None:
                 pending.append((f"{path}.{index}" if path else str(index), item[index]))
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def json_parse(raw: bytes | str, *, field: str = "") -> Any:
-    """Parse a JSON body and json_check it. Refuses NaN and Infinity literals and nesting too deep to parse
-    (Python's parser recurses), besides what json_check refuses."""
+    """Parse a JSON body and json_check it: besides what json_check refuses (including the NaN and Infinity
+    literals Python's parser reads), nesting too deep to parse (the parser recurses) is refused."""
     try:
-        value = json.loads(raw, parse_constant=_refuse_constant)
+        value = json.loads(raw)
     except RecursionError:
         raise InputError(field, "not valid JSON: nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
@@ -175,7 +171,7 @@ def page_size(raw: Any, *, default: int, maximum: int) -> int:
     if raw is None or raw == "":
         return default
     try:
-        size = bounded_int(raw, field="page_size", minimum=1, maximum=MAX_ID)
+        size = bounded_int(raw, field="page_size", minimum=1, maximum=10**MAX_NUMBER_CHARS)
     except InputError:
         return default
     return min(size, maximum)

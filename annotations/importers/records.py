@@ -98,8 +98,8 @@ class SummaryRecord:
     def __post_init__(self) -> None:
         self.origin.check(
             {
-                "id": self.external_id,
                 "system": self.system,
+                "id": self.external_id,
                 "text": self.text,
                 "human_scores": self.human_scores,
                 "metric_scores": self.metric_scores,

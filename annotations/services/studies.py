@@ -449,7 +449,14 @@ def _writable(assignment: Assignment, user: AbstractUser) -> None:
 def clean_submission(
     *, item_task: str, units: Sequence[Any], summary_text: str, params: Mapping[str, Any], submission: Submission
 ) -> list[Any]:
-    """Task validation as Django's ValidationError (the views and services speak that)."""
+    """Task validation as Django's ValidationError (the views and services speak that). Every text of the
+    submission must be storable (no NUL, no lone surrogate) and every number finite."""
+    try:
+        json_check(
+            {"labels": submission.labels, "notes": submission.notes, "spans": submission.spans, "edit": submission.edit}
+        )
+    except InputError as exc:
+        raise ValidationError({exc.field: str(exc)}) from None
     try:
         return get_task(item_task).clean(submission, units=units, summary_text=summary_text, params=params)
     except SubmissionError as exc:
@@ -482,7 +489,6 @@ def assignment_submit(
     try:
         seconds = finite_number(seconds, field="seconds", minimum=0, maximum=MAX_REPORTED_SECONDS)
         text(comment, field="comment", max_chars=MAX_COMMENT_CHARS)
-        json_check({"labels": labels, "notes": notes, "spans": spans, "edit": edit})
     except InputError as exc:
         raise ValidationError({exc.field: str(exc)}) from None
     membership = Study.annotators.through.objects.filter(study_id=OuterRef("item__study_task__study_id"), user=user)

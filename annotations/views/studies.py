@@ -26,7 +26,6 @@ from annotations.selectors.assignments import item_units, saved_work, task_examp
 from annotations.selectors.selection import selection_options
 from annotations.services import examples as example_services
 from annotations.services.studies import (
-    MAX_COMMENT_CHARS,
     assignments_reclaim,
     study_annotator_remove,
     study_annotators_add,
@@ -35,7 +34,7 @@ from annotations.services.studies import (
     study_task_guidelines_update,
 )
 from annotations.tasks import get_task
-from annotations.validation import MAX_ID, InputError, bounded_int, text
+from annotations.validation import MAX_ID, InputError, bounded_int
 from annotations.views.common import researcher_required
 from annotations.views.downloads import judgements_download
 from annotations.views.frame import frame_context, json_body, submission_parts, task_state
@@ -302,11 +301,8 @@ def study_example_submit(request: HttpRequest, study_id: int, example_id: int) -
     if isinstance(body, JsonResponse):
         return body
     parts = submission_parts(body)  # bad input raises InputError: a 400 naming the field
-    comment = body.get("comment")
-    if comment is not None:
-        text(comment, field="comment", max_chars=MAX_COMMENT_CHARS)
     try:
-        example_services.study_example_annotate(example=example, explanation_text=comment, **parts)
+        example_services.study_example_annotate(example=example, explanation_text=body.get("comment"), **parts)
     except ValidationError as exc:
         return JsonResponse({"errors": exc.messages}, status=400)
     return JsonResponse({"next": reverse("study_task_examples", args=[study_id, example.study_task_id])})
