@@ -16,23 +16,15 @@ from django.urls import reverse
 
 from annotations.forms import GuidelinesForm, StudyCreateForm
 from annotations.importers import ImportFormatError, parse
-from annotations.models import Assignment, Dataset, Study
+from annotations.models import Dataset, Study
 from tests.api.conftest import api_client_for
 from tests.conftest import DATA, client_for, units_of, write_jsonl
 from tests.snapshots import changed_tables, database_state
+from tests.test_submissions import item_of
 
 pytestmark = pytest.mark.django_db
 
 NUL, SURROGATE = "a\x00b", "x\ud800y"
-
-
-def item_of(study: Study, user: AbstractUser, task: str) -> Assignment:
-    return (
-        Assignment.objects.filter(item__study_task__study=study, annotator=user, item__study_task__task=task)
-        .select_related("item__summary")
-        .order_by("position")
-        .first()
-    )
 
 
 def post_json(client: Any, url: str, body: dict[str, Any]) -> Any:
@@ -67,7 +59,7 @@ def test_it_refuses_hostile_text_in_every_part_of_a_web_submission(
         assert field in answer.json()["errors"][0]
         api = post_json(api_client_for(alice), reverse("api_assignment_submit", args=[assignment.pk]), body)
         assert api.status_code == 400 and field in api.json(), (field, api.content)
-    assert changed_tables(before, database_state()) == ["authtoken.Token"]  # alice's API token, made above
+    assert changed_tables(before, database_state()) == ["authtoken_token"]  # alice's API token, made above
 
 
 @pytest.mark.parametrize("bad", [NUL, SURROGATE])
