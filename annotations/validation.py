@@ -114,7 +114,7 @@ def text_problem(value: str) -> str | None:
     return f"contains {what} ({_escaped(found.group())}) at position {found.start()}"
 
 
-def text(raw: Any, *, field: str, max_chars: int | None = None) -> str:
+def storable_text(raw: Any, *, field: str, max_chars: int | None = None) -> str:
     """Text that can be stored: a string without NUL or lone surrogates, at most `max_chars` long."""
     if not isinstance(raw, str):
         raise InputError(field, f"{field} must be text, got {_shown(raw)}")

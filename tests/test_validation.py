@@ -18,7 +18,7 @@ from annotations.validation import (
     json_parse,
     page_size,
     printable,
-    text,
+    storable_text,
     text_problem,
 )
 
@@ -99,7 +99,7 @@ def test_it_refuses_nul_and_lone_surrogates_in_text(value: str, what: str, posit
     problem = text_problem(value)
     assert problem is not None and what in problem and f"position {position}" in problem
     with pytest.raises(InputError) as raised:
-        text(value, field="comment")
+        storable_text(value, field="comment")
     assert raised.value.field == "comment" and str(raised.value).startswith("comment contains")
     # The message can be encoded and shown anywhere: the character itself is escaped.
     str(raised.value).encode("utf-8")
@@ -109,15 +109,15 @@ def test_it_refuses_nul_and_lone_surrogates_in_text(value: str, what: str, posit
 def test_it_accepts_other_unusual_text() -> None:
     for value in ("", "plain", "😀 emoji", "\u202eright-to-left", "tab\tand\nnewline", "\ufeffbom", "=1+2", "\x01"):
         assert text_problem(value) is None
-        assert text(value, field="comment") == value
+        assert storable_text(value, field="comment") == value
 
 
 def test_it_refuses_text_that_is_too_long_or_not_text() -> None:
-    assert text("x" * 10, field="comment", max_chars=10) == "x" * 10
+    assert storable_text("x" * 10, field="comment", max_chars=10) == "x" * 10
     with pytest.raises(InputError, match="comment has 11 characters; at most 10"):
-        text("x" * 11, field="comment", max_chars=10)
+        storable_text("x" * 11, field="comment", max_chars=10)
     with pytest.raises(InputError, match="comment must be text"):
-        text(5, field="comment")
+        storable_text(5, field="comment")
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from annotations.models import StudyExample, StudyTask, Summary
 from annotations.selectors.assignments import item_units
 from annotations.services.studies import MAX_COMMENT_CHARS, clean_submission, explanations_for
 from annotations.tasks import BUMP_ERROR_TYPES, Submission, get_task
-from annotations.validation import InputError, text
+from annotations.validation import InputError, storable_text
 
 
 @transaction.atomic
@@ -78,7 +78,7 @@ def study_example_annotate(
     """Store the example's complete annotation, checked exactly like an annotator's submission."""
     if explanation_text is not None:
         try:
-            text(explanation_text, field="comment", max_chars=MAX_COMMENT_CHARS)
+            storable_text(explanation_text, field="comment", max_chars=MAX_COMMENT_CHARS)
         except InputError as exc:
             raise ValidationError({exc.field: str(exc)}) from None
     judgements = clean_submission(

@@ -29,7 +29,7 @@ from annotations.models import (
 from annotations.selectors.assignments import item_units
 from annotations.selectors.selection import ItemSelection, summaries_select
 from annotations.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, Submission, SubmissionError, get_task
-from annotations.validation import InputError, finite_number, json_check, text
+from annotations.validation import InputError, finite_number, json_check, storable_text
 from scoring.models import Explanation
 
 # A single visit longer than this is an idle tab, not work; the browser already pauses on inactivity.
@@ -488,7 +488,7 @@ def assignment_submit(
     # breaks every later read of the row (NaN seconds, NUL or a lone surrogate in a text).
     try:
         seconds = finite_number(seconds, field="seconds", minimum=0, maximum=MAX_REPORTED_SECONDS)
-        text(comment, field="comment", max_chars=MAX_COMMENT_CHARS)
+        storable_text(comment, field="comment", max_chars=MAX_COMMENT_CHARS)
     except InputError as exc:
         raise ValidationError({exc.field: str(exc)}) from None
     membership = Study.annotators.through.objects.filter(study_id=OuterRef("item__study_task__study_id"), user=user)

@@ -23,7 +23,7 @@ from annotations.tasks import (
     get_task,
     word_spans,
 )
-from annotations.validation import InputError, finite_number, json_check, json_parse, text
+from annotations.validation import InputError, finite_number, json_check, json_parse, storable_text
 from annotations.views.common import input_error_answer
 
 MAX_BODY_BYTES = 512 * 1024
@@ -172,7 +172,7 @@ def submission_arguments(body: Mapping[str, Any]) -> dict[str, Any]:
     assignment and user); raises InputError naming the bad field."""
     return {
         **submission_parts(body),
-        "comment": text(body.get("comment", ""), field="comment", max_chars=MAX_COMMENT_CHARS),
+        "comment": storable_text(body.get("comment", ""), field="comment", max_chars=MAX_COMMENT_CHARS),
         "seconds": finite_number(body.get("seconds", 0), field="seconds", minimum=0, maximum=MAX_REPORTED_SECONDS),
         "guidelines_version": body.get("guidelines_version"),
     }
