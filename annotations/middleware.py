@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
@@ -17,18 +18,23 @@ URLENCODED, MULTIPART = "application/x-www-form-urlencoded", "multipart/form-dat
 
 class ClientInputMiddleware:
     """Every query-string and form parameter (name and values) must be storable text: NUL or a lone
-    surrogate answers 400 naming the parameter before any view runs. An InputError that a view lets
+    surrogate answers 400 naming the parameter before the view runs. An InputError that a view lets
     through (annotations.validation) answers 400 naming its field, like Http404 answers 404."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view: Callable[..., HttpResponse], *args: Any) -> HttpResponse | None:
+        # Here rather than in __call__: every middleware has run (request.user is known to an error page, and
+        # a form too large to parse fails where it always did), and no view has.
         try:
             _parameters_check(request)
         except InputError as exc:
             return input_error_answer(request, exc)
-        return self.get_response(request)
+        return None
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, InputError):
