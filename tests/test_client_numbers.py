@@ -138,7 +138,7 @@ def test_it_refuses_non_finite_numbers_anywhere_in_an_api_body(bertscore_study: 
     assert changed_tables(before, database_state()) == []
 
 
-def test_the_api_float_field_refuses_what_drf_accepts() -> None:
+def test_it_refuses_in_an_api_float_field_what_drf_accepts() -> None:
     from rest_framework import serializers
 
     from annotations.api.fields import FiniteFloatField

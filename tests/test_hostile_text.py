@@ -80,7 +80,7 @@ def test_it_refuses_hostile_text_in_a_draft_naming_its_path(task_study: Study, a
     assert changed_tables(before, database_state()) == []
 
 
-def test_the_services_refuse_what_the_views_would(task_study: Study, alice: AbstractUser) -> None:
+def test_it_refuses_in_the_services_what_the_views_would(task_study: Study, alice: AbstractUser) -> None:
     from django.core.exceptions import ValidationError
 
     from annotations.services.studies import assignment_draft_save, assignment_submit
@@ -124,7 +124,7 @@ def test_it_refuses_nul_in_a_form_field(bertscore_study: Study, rita: AbstractUs
     assert changed_tables(before, database_state()) == []
 
 
-def test_the_forms_refuse_lone_surrogates_that_django_lets_through(small_dataset: Dataset) -> None:
+def test_it_refuses_in_forms_the_lone_surrogates_django_lets_through(small_dataset: Dataset) -> None:
     guidelines = GuidelinesForm({"text": SURROGATE})
     assert not guidelines.is_valid() and "lone surrogate" in guidelines.errors["text"][0]
     study = StudyCreateForm({"name": SURROGATE, "dataset": small_dataset.pk})
@@ -202,7 +202,7 @@ def test_it_names_file_line_and_field_of_hostile_text_in_a_jsonl_import(
     assert "\x00" not in str(error) and "\ud800" not in str(error)
 
 
-def test_an_import_with_hostile_text_answers_400_over_the_api_and_writes_nothing(rita: AbstractUser) -> None:
+def test_it_answers_400_to_an_api_import_with_hostile_text_and_writes_nothing(rita: AbstractUser) -> None:
     client = api_client_for(rita)
     good = json.dumps({"id": "d1", "text": "First.", "summaries": [{"system": "s", "text": "One."}]})
     before = database_state()
@@ -216,7 +216,7 @@ def test_an_import_with_hostile_text_answers_400_over_the_api_and_writes_nothing
     assert not Dataset.objects.filter(name="hostile").exists()
 
 
-def test_the_published_formats_refuse_hostile_text_naming_file_and_field(tmp_path: Path) -> None:
+def test_it_refuses_hostile_text_in_the_published_formats_naming_file_and_field(tmp_path: Path) -> None:
     bump = json.loads((DATA / "published" / "bump" / "task1_dataset.json").read_text())
     bump[1]["edited_summary"] = NUL
     bump_path = tmp_path / "task1_dataset.json"
