@@ -53,7 +53,8 @@ def csv_chunks(rows: Iterable[dict[str, Any]], fields: Sequence[str], rows_per_c
 def jsonl_chunks(rows: Iterable[dict[str, Any]], rows_per_chunk: int = 500) -> Iterator[str]:
     lines: list[str] = []
     for row in rows:
-        lines.append(json.dumps(row, ensure_ascii=False))
+        # Strict JSON: a NaN would be written as the bare word NaN, which JSON readers refuse.
+        lines.append(json.dumps(row, ensure_ascii=False, allow_nan=False))
         if len(lines) >= rows_per_chunk:
             yield "\n".join(lines) + "\n"
             lines = []

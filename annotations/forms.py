@@ -9,7 +9,21 @@ from django.db.models import QuerySet
 from annotations import roles
 from annotations.models import Dataset, Summary
 from annotations.selectors.selection import ItemSelection, SelectionOptions
+from annotations.services.studies import MAX_RECLAIM_HOURS
 from annotations.tasks import BUMP_ERROR_TYPES, BUMP_MODES, BUMP_TYPE_NAMES, STUDY_TASKS, get_task
+from annotations.validation import INT32_MAX, INT32_MIN, text_problem
+
+
+def _storable(value: str) -> None:
+    problem = text_problem(value)
+    if problem is not None:
+        raise forms.ValidationError(f"The text {problem}; remove it.", code="unstorable")
+
+
+class TextField(forms.CharField):
+    """Django's CharField refuses NUL; this one also refuses lone surrogates, which no database encodes."""
+
+    default_validators = [_storable]
 
 
 def annotator_accounts() -> QuerySet[Any]:
@@ -23,7 +37,7 @@ class DatasetChoiceForm(forms.Form):
 
 
 class StudyCreateForm(forms.Form):
-    name = forms.CharField(max_length=200)
+    name = TextField(max_length=200)
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), widget=forms.HiddenInput)
     tasks = forms.MultipleChoiceField(
         choices=[(key, get_task(key).name) for key in STUDY_TASKS],
@@ -41,7 +55,7 @@ class StudyCreateForm(forms.Form):
         label="Items",
     )
     sample_size = forms.IntegerField(min_value=1, required=False, label="n (items per task)")
-    seed = forms.IntegerField(initial=0, label="Random seed")
+    seed = forms.IntegerField(initial=0, min_value=INT32_MIN, max_value=INT32_MAX, label="Random seed")
     human_score = forms.ChoiceField(required=False, label="Human score (controversial)")
     metrics = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple, label="Metric scores compared with it (controversial)"
@@ -63,6 +77,7 @@ class StudyCreateForm(forms.Form):
     )
     reclaim_after_hours = forms.IntegerField(
         min_value=1,
+        max_value=MAX_RECLAIM_HOURS,
         required=False,
         label="Give untouched assignments to someone else after (hours)",
         help_text="Leave empty to never move work.",
@@ -91,7 +106,7 @@ class StudyCreateForm(forms.Form):
             self.fields["metrics"].choices = [(value, f"{shown} ({count})") for value, shown, count in options.metrics]
             self.fields["tasks"].choices = [(key, self._task_label(key, options)) for key in STUDY_TASKS]
         for key in STUDY_TASKS:
-            self.fields[f"guidelines_{key}"] = forms.CharField(
+            self.fields[f"guidelines_{key}"] = TextField(
                 required=False,
                 widget=forms.Textarea(attrs={"rows": 3}),
                 label=f"Guidelines: {get_task(key).name}",
@@ -162,7 +177,10 @@ class StudyCreateForm(forms.Form):
 class StudySettingsForm(forms.Form):
     annotators_per_item = forms.IntegerField(min_value=1, max_value=50, label="Annotators per item (k)")
     reclaim_after_hours = forms.IntegerField(
-        min_value=1, required=False, label="Give untouched assignments to someone else after (hours)"
+        min_value=1,
+        max_value=MAX_RECLAIM_HOURS,
+        required=False,
+        label="Give untouched assignments to someone else after (hours)",
     )
 
 
@@ -177,7 +195,7 @@ class AnnotatorsAddForm(forms.Form):
 
 
 class GuidelinesForm(forms.Form):
-    text = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 10}), label="Guidelines")
+    text = TextField(required=False, widget=forms.Textarea(attrs={"rows": 10}), label="Guidelines")
 
 
 class ExampleCreateForm(forms.Form):
@@ -187,7 +205,7 @@ class ExampleCreateForm(forms.Form):
         choices=[("", "—")] + [(value, BUMP_TYPE_NAMES[value].capitalize()) for value in BUMP_ERROR_TYPES],
         label="Error type asked for (BUMP, taxonomy mode)",
     )
-    explanation_text = forms.CharField(
+    explanation_text = TextField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
         label="Why it is labelled this way (shown with the example)",

@@ -214,7 +214,7 @@ def _clean_units(task: TaskDefinition, submission: Submission, units: Sequence[U
             errors.append(f"unit {raw_index!r} is not a unit number")
         elif index not in by_index:
             errors.append(f"unit {index} does not exist in this item")
-        elif label not in {choice.value for choice in task.choices_for(by_index[index])}:
+        elif not isinstance(label, str) or label not in {choice.value for choice in task.choices_for(by_index[index])}:
             values = ", ".join(choice.value for choice in task.choices_for(by_index[index]))
             errors.append(f"{label!r} is not a choice of task {task.key!r} for unit {index} (choices: {values})")
         else:
@@ -319,7 +319,7 @@ def _clean_edit(
     if len(text) > MAX_EDIT_CHARS:
         errors.append(f"edit: the edited summary has {len(text)} characters; at most {MAX_EDIT_CHARS}")
     allowed = {requested, NOT_POSSIBLE} if requested else {FREESTYLE, *BUMP_ERROR_TYPES}
-    if label not in allowed:
+    if not isinstance(label, str) or label not in allowed:
         errors.append(f"edit: {label!r} is not allowed here (choose one of: {', '.join(sorted(allowed))})")
     diff = edit_diff(reference, text)
     if label == NOT_POSSIBLE:

@@ -137,6 +137,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "annotations.middleware.ClientInputMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -330,6 +331,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON bodies are checked for non-finite numbers, NUL and lone surrogates (annotations/validation.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "annotations.api.fields.CheckedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "annotations.api.common.Pagination",
     "DEFAULT_THROTTLE_CLASSES": ["annotations.throttles.AnonThrottle", "annotations.throttles.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,

@@ -14,8 +14,9 @@ from django.urls import reverse
 
 from annotations.importers import parse
 from annotations.models import Dataset, Summary
-from annotations.selectors.browse import BrowseParameterError, browse_facets, summaries_browse
+from annotations.selectors.browse import browse_facets, summaries_browse
 from annotations.services.corpus import dataset_import
+from annotations.validation import InputError
 from scoring.models import Explanation
 from tests.conftest import client_for, write_jsonl
 
@@ -114,9 +115,9 @@ def test_it_measures_disagreement_over_labels_and_marked_spans(small_dataset: Da
     ],
 )
 def test_it_names_the_malformed_parameter(scored: Dataset, query: str, parameter: str) -> None:
-    with pytest.raises(BrowseParameterError) as raised:
+    with pytest.raises(InputError) as raised:
         browse(scored, query)
-    assert raised.value.parameter == parameter
+    assert raised.value.field == parameter
 
 
 def test_it_answers_a_malformed_filter_on_the_page_with_400_naming_it(scored: Dataset, rita: AbstractUser) -> None:

@@ -13,13 +13,20 @@ from annotations import roles
 from annotations.models import Dataset, Study
 from annotations.selectors.access import studies_for_user
 from annotations.selectors.corpus import datasets_with_counts
+from annotations.validation import page_size
 
 
 class Pagination(PageNumberPagination):
-    """?page= and ?page_size=; a page size above the maximum is cut to the maximum (DRF's cutoff)."""
+    """?page= and ?page_size=; a page size above the maximum is cut to the maximum, a malformed one gives
+    the default (as on the web pages: annotations.validation.page_size)."""
 
     page_size_query_param = "page_size"
     max_page_size = settings.API_MAX_PAGE_SIZE
+
+    def get_page_size(self, request: Request) -> int:
+        return page_size(
+            request.query_params.get(self.page_size_query_param), default=self.page_size, maximum=self.max_page_size
+        )
 
 
 class IsResearcher(BasePermission):

@@ -10,7 +10,6 @@ from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -21,7 +20,7 @@ from annotations.api.common import RESEARCHERS, dataset_or_404
 from annotations.importers import FORMATS, ImportFormatError, parse
 from annotations.models import Document, Summary
 from annotations.selectors import corpus as selectors
-from annotations.selectors.browse import FLOAT_PARAMETERS, SORTS, BrowseParameterError, summaries_browse
+from annotations.selectors.browse import FLOAT_PARAMETERS, SORTS, summaries_browse
 from annotations.services.corpus import dataset_import
 from scoring.errors import ModelLoadError
 from scoring.explainers.bertscore import SPECIAL_TOKEN_MODES, STRATEGIES
@@ -233,10 +232,8 @@ class SummaryListApi(ListAPIView):
 
     def get_queryset(self) -> Any:
         dataset = dataset_or_404(self.kwargs["dataset_id"])
-        try:
-            summaries = summaries_browse(dataset=dataset, params=self.request.query_params, user=self.request.user)
-        except BrowseParameterError as error:
-            raise ValidationError({error.parameter: [error.message]}) from None
+        # A malformed parameter raises InputError: a 400 naming it (annotations.middleware).
+        summaries = summaries_browse(dataset=dataset, params=self.request.query_params, user=self.request.user)
         return selectors.summaries_with_scores(summaries)
 
 

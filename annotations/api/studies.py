@@ -14,14 +14,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.api.common import RESEARCHERS, dataset_or_404, visible_study
+from annotations.api.fields import FiniteFloatField
 from annotations.forms import StudyCreateForm, annotator_accounts
 from annotations.models import Assignment
 from annotations.selectors import assignments as assignment_selectors
 from annotations.selectors import studies as selectors
 from annotations.selectors.access import studies_for_user
 from annotations.selectors.selection import selection_options
-from annotations.services.studies import assignment_submit, study_create
+from annotations.services.studies import MAX_RECLAIM_HOURS, MAX_REPORTED_SECONDS, assignment_submit, study_create
 from annotations.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, get_task
+from annotations.validation import INT32_MAX, INT32_MIN, InputError
 from annotations.views.frame import submission_arguments, task_state
 
 
@@ -89,14 +91,16 @@ class StudyListApi(ListAPIView):
         annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
         selection_mode = serializers.ChoiceField(choices=["all", "random", "controversial"], default="all")
         sample_size = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-        seed = serializers.IntegerField(default=0, min_value=-(2**31), max_value=2**31 - 1)
+        seed = serializers.IntegerField(default=0, min_value=INT32_MIN, max_value=INT32_MAX)
         human_score = serializers.CharField(required=False, allow_blank=True, help_text="controversial mode")
         metrics = serializers.ListField(
             child=serializers.CharField(), required=False, help_text="controversial mode: metrics compared"
         )
         max_sentences = serializers.IntegerField(min_value=1, required=False, allow_null=True)
         one_task_per_summary = serializers.BooleanField(default=False)
-        reclaim_after_hours = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        reclaim_after_hours = serializers.IntegerField(
+            min_value=1, max_value=MAX_RECLAIM_HOURS, required=False, allow_null=True
+        )
         bump_mode = serializers.ChoiceField(choices=BUMP_MODES, default="taxonomy")
         bump_error_types = serializers.ListField(
             child=serializers.ChoiceField(choices=BUMP_ERROR_TYPES), default=list(BUMP_ERROR_TYPES)
@@ -261,7 +265,7 @@ class AssignmentSubmitApi(APIView):
         spans = serializers.ListField(child=serializers.DictField(), required=False, help_text="start, end, label")
         edit = serializers.DictField(required=False, help_text="BUMP: text, label, note")
         comment = serializers.CharField(required=False, allow_blank=True)
-        seconds = serializers.FloatField(required=False)
+        seconds = FiniteFloatField(required=False, min_value=0, max_value=MAX_REPORTED_SECONDS)
         guidelines_version = serializers.IntegerField(required=False)
 
     @extend_schema(request=SubmissionInput, responses={200: AssignmentOutput})
@@ -271,8 +275,8 @@ class AssignmentSubmitApi(APIView):
             return Response({"errors": ["malformed request: send a JSON object"]}, status=400)
         try:
             arguments = submission_arguments(request.data)
-        except (ValueError, TypeError) as exc:
-            return Response({"errors": [f"malformed request: {exc}"]}, status=400)
+        except InputError as exc:
+            return Response({"errors": [f"malformed request: {exc}"], "field": exc.field}, status=400)
         try:
             saved = assignment_submit(assignment=assignment, user=request.user, **arguments)
         except PermissionDenied as exc:

@@ -120,6 +120,13 @@ def _summary(data: dict[str, Any], origin: Origin, prefix: str, *, loose: bool) 
     is_reference = data.get("is_reference", False)
     if not isinstance(is_reference, bool):
         raise origin.error("expected true or false", prefix + "is_reference")
+    scores = {
+        kind: {
+            name: finite_score(value, origin, f"{prefix}{kind}.{name}")
+            for name, value in _object(data, kind, origin, prefix).items()
+        }
+        for kind in ("human_scores", "metric_scores")
+    }
     summary = SummaryRecord(
         external_id=_string(data, "id", origin, prefix, required=False) or system,
         system=system,
@@ -128,12 +135,8 @@ def _summary(data: dict[str, Any], origin: Origin, prefix: str, *, loose: bool) 
         meta=_object(data, "meta", origin, prefix),
         origin=Origin(origin.file, origin.line, prefix.rstrip(".")),
         document_id=_string(data, "document_id", origin, prefix) if loose else None,
+        **scores,
     )
-    for kind in ("human_scores", "metric_scores"):
-        scores = _object(data, kind, origin, prefix)
-        target = getattr(summary, kind)
-        for name, value in scores.items():
-            target[name] = finite_score(value, origin, f"{prefix}{kind}.{name}")
     labels = data.get("labels", [])
     if not isinstance(labels, list):
         raise origin.error(f"expected a list, got {type(labels).__name__}", prefix + "labels")

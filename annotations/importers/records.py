@@ -9,11 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from annotations.validation import InputError, json_check, printable
+
 
 class ImportFormatError(ValueError):
     """Bad input. The message names the file, the line (or row) and the field."""
 
     def __init__(self, *, file: str, line: int | None, field: str | None, message: str) -> None:
+        # Field names and messages quote the file's content: NUL or a lone surrogate there would break the
+        # very answer that reports it.
+        file, message = printable(file), printable(message)
+        field = printable(field) if field is not None else None
         self.file = file
         self.line = line
         self.field = field
@@ -33,6 +39,15 @@ class Origin:
         """An error at this origin; `field` is relative to the origin's own field, if it has one."""
         full = ".".join(part for part in (self.field, field) if part)
         return ImportFormatError(file=self.file, line=self.line, field=full or None, message=message)
+
+    def check(self, values: dict[str, Any]) -> None:
+        """Every text in `values` (field -> value, nested JSON included) must be storable and every number
+        finite: NUL and lone surrogates are refused here, whatever the format, before anything is written."""
+        try:
+            json_check(values)
+        except InputError as exc:
+            # The error names the field already; the message says what is wrong with it.
+            raise self.error(exc.message.removeprefix(f"{exc.field} "), exc.field) from None
 
 
 @dataclass(slots=True)
@@ -58,6 +73,11 @@ class LabelRecord:
     spans: list[SpanRecord] | None = None
     comment: str = ""
 
+    def __post_init__(self) -> None:
+        self.origin.check(
+            {"annotator": self.annotator, "task": self.task, "label": self.label, "comment": self.comment}
+        )
+
 
 @dataclass(slots=True)
 class SummaryRecord:
@@ -75,6 +95,19 @@ class SummaryRecord:
     # Sentence offsets given by the source (e.g. FRANK's lines); None: the configured spaCy pipeline splits.
     sentences: list[list[int]] | None = None
 
+    def __post_init__(self) -> None:
+        self.origin.check(
+            {
+                "system": self.system,
+                "id": self.external_id,
+                "text": self.text,
+                "human_scores": self.human_scores,
+                "metric_scores": self.metric_scores,
+                "meta": self.meta,
+                "document_id": self.document_id,
+            }
+        )
+
 
 @dataclass(slots=True)
 class DocumentRecord:
@@ -86,6 +119,9 @@ class DocumentRecord:
     summaries: list[SummaryRecord] = field(default_factory=list)
     # Sentence offsets given by the source (e.g. FRANK's article lines); None: spaCy splits the text.
     sentences: list[list[int]] | None = None
+
+    def __post_init__(self) -> None:
+        self.origin.check({"id": self.external_id, "text": self.text, "title": self.title, "meta": self.meta})
 
 
 @dataclass(slots=True)

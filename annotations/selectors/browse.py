@@ -7,7 +7,6 @@ queryset. Scores, gaps and disagreement are SQL expressions, so the database fil
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,6 +27,7 @@ from annotations.selectors.analysis import (
     summaries_with_metric_score,
 )
 from annotations.tasks import TASKS
+from annotations.validation import MAX_ID, InputError, bounded_int, finite_number
 from scoring.models import Explanation
 
 # Sort keys a request may name ("-" in front sorts descending); scores sort with missing values last.
@@ -76,15 +76,6 @@ SPAN_TASKS = tuple(key for key, task in TASKS.items() if task.spans)
 FACETS_CACHE_SECONDS = 300
 
 
-class BrowseParameterError(ValueError):
-    """A malformed browse parameter; `parameter` names it so a form or an API answer can point at it."""
-
-    def __init__(self, parameter: str, message: str) -> None:
-        super().__init__(f"{parameter}: {message}")
-        self.parameter = parameter
-        self.message = message
-
-
 @dataclass(frozen=True)
 class BrowseQuery:
     """The parsed, checked parameters of one browse request."""
@@ -130,47 +121,38 @@ def summaries_disagreeing_at_least(share: float, *, dataset: Dataset, user: Abst
 
 def _float(params: Mapping[str, str], name: str) -> float | None:
     raw = (params.get(name) or "").strip()
-    if not raw:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise BrowseParameterError(name, f"{raw!r} is not a number") from None
-    if not math.isfinite(value):
-        raise BrowseParameterError(name, f"{raw!r} is not a finite number")
-    return value
+    return finite_number(raw, field=name) if raw else None
 
 
 def browse_query_parse(params: Mapping[str, str]) -> BrowseQuery:
-    """Check the form of every parameter; the first malformed one raises BrowseParameterError naming it.
+    """Check the form of every parameter; the first malformed one raises InputError naming it.
     Whether a named score exists in the dataset is checked when the query runs (summaries_for_query)."""
     getlist = getattr(params, "getlist", None)
     systems = getlist("system") if getlist else [params["system"]] if params.get("system") else []
     document_raw = (params.get("document") or "").strip()
-    if document_raw and not document_raw.isdigit():
-        raise BrowseParameterError("document", f"{document_raw!r} is not a document id")
+    document = bounded_int(document_raw, field="document", minimum=1, maximum=MAX_ID) if document_raw else None
     reference_raw = (params.get("reference") or "").strip().lower()
     if reference_raw not in ("", "true", "false", "1", "0", "yes", "no"):
-        raise BrowseParameterError("reference", "use true or false")
+        raise InputError("reference", "reference must be true or false")
     bounds = {name: value for name in FLOAT_PARAMETERS if (value := _float(params, name)) is not None}
     metric = (params.get("metric") or "").strip()
     human = (params.get("human") or "").strip()
     for low, high in (("metric_min", "metric_max"), ("human_min", "human_max"), ("gap_min", "gap_max")):
         if low in bounds and high in bounds and bounds[low] > bounds[high]:
-            raise BrowseParameterError(low, f"{bounds[low]:g} is above {high}={bounds[high]:g}")
+            raise InputError(low, f"{low} ({bounds[low]:g}) is above {high} ({bounds[high]:g})")
     for prefix, chosen in (("metric", metric), ("human", human)):
         if not chosen and (f"{prefix}_min" in bounds or f"{prefix}_max" in bounds):
-            raise BrowseParameterError(f"{prefix}_min", f"a {prefix} score range needs `{prefix}` (which score)")
+            raise InputError(f"{prefix}_min", f"a {prefix} score range needs `{prefix}` (which score)")
     if ("gap_min" in bounds or "gap_max" in bounds) and not (metric and human):
-        raise BrowseParameterError("gap_min", "the gap is metric minus human score: give both `metric` and `human`")
+        raise InputError("gap_min", "the gap is metric minus human score: give both `metric` and `human`")
     sort = (params.get("sort") or "document").strip()
     if sort.removeprefix("-") not in SORTS:
-        raise BrowseParameterError("sort", f"{sort!r} is not one of {', '.join(SORTS)} (prefix - for descending)")
+        raise InputError("sort", f"sort {sort!r} is not one of {', '.join(SORTS)} (prefix - for descending)")
     needs = {"metric": metric, "human": human, "gap": metric and human}
     if not needs.get(sort.removeprefix("-"), True):
-        raise BrowseParameterError("sort", f"sorting by {sort.removeprefix('-')} needs the score(s) it compares")
+        raise InputError("sort", f"sorting by {sort.removeprefix('-')} needs the score(s) it compares")
     return BrowseQuery(
-        document=int(document_raw) if document_raw else None,
+        document=document,
         systems=tuple(s for s in systems if s),
         reference=None if not reference_raw else reference_raw in ("true", "1", "yes"),
         text=(params.get("q") or "").strip(),
@@ -212,7 +194,7 @@ def summaries_for_query(*, dataset: Dataset, query: BrowseQuery, user: AbstractU
             try:
                 summaries = annotate(summaries, dataset=dataset, name=name, alias=f"{parameter}_value")
             except AnalysisError as error:
-                raise BrowseParameterError(parameter, str(error)) from None
+                raise InputError(parameter, str(error)) from None
     if query.has_gap:
         summaries = summaries.annotate(gap=ExpressionWrapper(F("metric_value") - F("human_value"), FloatField()))
     if "disagreement_min" in query.bounds:

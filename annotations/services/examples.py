@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from annotations.models import StudyExample, StudyTask, Summary
 from annotations.selectors.assignments import item_units
-from annotations.services.studies import clean_submission, explanations_for
+from annotations.services.studies import MAX_COMMENT_CHARS, clean_submission, explanations_for
 from annotations.tasks import BUMP_ERROR_TYPES, Submission, get_task
+from annotations.validation import InputError, storable_text
 
 
 @transaction.atomic
@@ -75,6 +76,11 @@ def study_example_annotate(
     explanation_text: str | None = None,
 ) -> StudyExample:
     """Store the example's complete annotation, checked exactly like an annotator's submission."""
+    if explanation_text is not None:
+        try:
+            storable_text(explanation_text, field="comment", max_chars=MAX_COMMENT_CHARS)
+        except InputError as exc:
+            raise ValidationError({exc.field: str(exc)}) from None
     judgements = clean_submission(
         item_task=example.study_task.task,
         units=item_units(example),

@@ -29,10 +29,16 @@ from annotations.models import (
 from annotations.selectors.assignments import annotator_assignments, item_units
 from annotations.selectors.selection import ItemSelection, summaries_select
 from annotations.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, Submission, SubmissionError, get_task
+from annotations.validation import InputError, finite_number, json_check, storable_text
 from scoring.models import Explanation
 
 # A single visit longer than this is an idle tab, not work; the browser already pauses on inactivity.
 MAX_SECONDS_PER_SUBMISSION = 4 * 3600
+# More than this (a week of active time on one item) is no measurement but a broken or forged client: the
+# submission is refused rather than counted as the four hours above.
+MAX_REPORTED_SECONDS = 7 * 24 * 3600
+# A reclaim time beyond a year is "never", which is an empty setting.
+MAX_RECLAIM_HOURS = 24 * 365
 MAX_COMMENT_CHARS = 5000
 MAX_DRAFT_BYTES = 256 * 1024
 OPEN = Assignment.Status.ASSIGNED
@@ -64,6 +70,13 @@ def explanations_for(task_key: str, summaries: Sequence[Summary], config_hash: s
     for explanation in sorted(queryset, key=lambda e: (-rank[e.metric], e.created_at, e.pk)):
         chosen[explanation.summary_id] = explanation
     return chosen
+
+
+def _reclaim_hours_check(hours: int | None) -> None:
+    if hours is not None and not 1 <= hours <= MAX_RECLAIM_HOURS:
+        raise ValidationError(
+            {"reclaim_after_hours": f"Reclaim after 1 to {MAX_RECLAIM_HOURS} hours (or never); got {hours}."}
+        )
 
 
 def _task_options(task_key: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -125,8 +138,7 @@ def study_create(
         raise ValidationError({"tasks": f"Choose tasks from: {', '.join(STUDY_TASKS)}."})
     if annotators_per_item < 1:
         raise ValidationError({"annotators_per_item": "At least one annotator per item."})
-    if reclaim_after_hours is not None and reclaim_after_hours < 1:
-        raise ValidationError({"reclaim_after_hours": "Reclaim after at least one hour (or never)."})
+    _reclaim_hours_check(reclaim_after_hours)
     chosen = len(set(annotators))
     if chosen < annotators_per_item:
         raise ValidationError(
@@ -399,8 +411,7 @@ def study_settings_update(*, study: Study, annotators_per_item: int, reclaim_aft
         raise ValidationError(
             {"annotators_per_item": f"k can only grow in a running study (it is {study.annotators_per_item})."}
         )
-    if reclaim_after_hours is not None and reclaim_after_hours < 1:
-        raise ValidationError({"reclaim_after_hours": "Reclaim after at least one hour (or never)."})
+    _reclaim_hours_check(reclaim_after_hours)
     study.annotators_per_item = annotators_per_item
     study.reclaim_after_hours = reclaim_after_hours
     study.save(update_fields=["annotators_per_item", "reclaim_after_hours"])
@@ -438,7 +449,14 @@ def _writable(assignment: Assignment, user: AbstractUser) -> None:
 def clean_submission(
     *, item_task: str, units: Sequence[Any], summary_text: str, params: Mapping[str, Any], submission: Submission
 ) -> list[Any]:
-    """Task validation as Django's ValidationError (the views and services speak that)."""
+    """Task validation as Django's ValidationError (the views and services speak that). Every text of the
+    submission must be storable (no NUL, no lone surrogate) and every number finite."""
+    try:
+        json_check(
+            {"labels": submission.labels, "notes": submission.notes, "spans": submission.spans, "edit": submission.edit}
+        )
+    except InputError as exc:
+        raise ValidationError({exc.field: str(exc)}) from None
     try:
         return get_task(item_task).clean(submission, units=units, summary_text=summary_text, params=params)
     except SubmissionError as exc:
@@ -466,6 +484,13 @@ def assignment_submit(
     once leave exactly one of the two submissions.
     """
     _writable(assignment, user)
+    # The views check all this already; a service is also called by scripts and must never store what
+    # breaks every later read of the row (NaN seconds, NUL or a lone surrogate in a text).
+    try:
+        seconds = finite_number(seconds, field="seconds", minimum=0, maximum=MAX_REPORTED_SECONDS)
+        storable_text(comment, field="comment", max_chars=MAX_COMMENT_CHARS)
+    except InputError as exc:
+        raise ValidationError({exc.field: str(exc)}) from None
     membership = Study.annotators.through.objects.filter(study_id=OuterRef("item__study_task__study_id"), user=user)
     locked = (
         Assignment.objects.select_for_update(of=("self",))
@@ -477,8 +502,6 @@ def assignment_submit(
     study_task = locked.item.study_task
     if not locked.member:
         raise PermissionDenied("You are no longer an annotator of this study.")
-    if len(comment) > MAX_COMMENT_CHARS:
-        raise ValidationError(f"The comment has {len(comment)} characters; at most {MAX_COMMENT_CHARS}.")
     version = study_task.guidelines_version if guidelines_version is None else guidelines_version
     if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= study_task.guidelines_version:
         raise ValidationError(
@@ -514,7 +537,7 @@ def assignment_submit(
     locked.status = DONE
     locked.submitted_at = locked.submitted_at or now
     locked.comment = comment.strip()
-    locked.time_spent += min(max(float(seconds), 0.0), MAX_SECONDS_PER_SUBMISSION)
+    locked.time_spent += min(seconds, MAX_SECONDS_PER_SUBMISSION)
     locked.guidelines_version = version
     locked.draft, locked.draft_saved_at, locked.touched_at = {}, None, now
     locked.save(
@@ -543,6 +566,10 @@ def assignment_draft_save(*, assignment_id: int, user: AbstractUser, draft: Any)
     """
     if not isinstance(draft, dict):
         raise ValidationError("draft: give an object")
+    try:
+        json_check(draft, field="draft")
+    except InputError as exc:
+        raise ValidationError({exc.field: str(exc)}) from None
     size = len(json.dumps(draft))
     if size > MAX_DRAFT_BYTES:
         raise ValidationError(f"draft: {size} bytes; at most {MAX_DRAFT_BYTES}")

@@ -121,10 +121,7 @@ def annotate_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     body = json_body(request)
     if isinstance(body, JsonResponse):
         return body
-    try:
-        arguments = submission_arguments(body)
-    except (ValueError, TypeError) as exc:
-        return JsonResponse({"errors": [f"malformed request: {exc}"]}, status=400)
+    arguments = submission_arguments(body)  # bad input raises InputError: a 400 naming the field
     try:
         saved = assignment_submit(assignment=assignment, user=request.user, **arguments)
     except PermissionDenied as exc:

@@ -10,14 +10,9 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotations.models import Dataset
-from annotations.selectors.browse import (
-    PARAMETERS,
-    SORTS,
-    BrowseParameterError,
-    browse_facets,
-    summaries_browse,
-)
+from annotations.selectors.browse import PARAMETERS, SORTS, browse_facets, summaries_browse
 from annotations.selectors.corpus import dataset_documents as dataset_documents_select
+from annotations.validation import InputError, page_size
 from annotations.views.common import researcher_required
 
 DEFAULT_PAGE_SIZE = 50
@@ -26,10 +21,7 @@ MAX_PAGE_SIZE = 500
 
 def _page(request: HttpRequest, rows: Any) -> Page:
     """The requested page of `rows`; an over-large page size is capped, a page past the end shows the last."""
-    try:
-        size = min(max(int(request.GET.get("page_size", DEFAULT_PAGE_SIZE)), 1), MAX_PAGE_SIZE)
-    except ValueError:
-        size = DEFAULT_PAGE_SIZE
+    size = page_size(request.GET.get("page_size"), default=DEFAULT_PAGE_SIZE, maximum=MAX_PAGE_SIZE)
     return Paginator(rows, size).get_page(request.GET.get("page"))
 
 
@@ -72,7 +64,7 @@ def dataset_summaries(request: HttpRequest, dataset_id: int) -> HttpResponse:
         context["page"] = _page(request, summaries)
         # Evaluate here, so a database error in a filter surfaces as this page's error rather than mid-render.
         context["rows"] = list(context["page"].object_list)
-    except BrowseParameterError as error:
+    except InputError as error:
         context["error"] = error
         return render(request, "annotations/browse/summaries.html", context, status=400)
     return render(request, "annotations/browse/summaries.html", context)

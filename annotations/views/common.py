@@ -8,11 +8,14 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 
 from annotations import roles
 from annotations.exports import EXPORT_FORMATS, export_chunks
+from annotations.validation import InputError
+
+API_PATH = "/api/"
 
 View = Callable[..., HttpResponse]
 
@@ -26,6 +29,16 @@ def researcher_required(view: View) -> View:
         return view(request, *args, **kwargs)
 
     return wrapper
+
+
+def input_error_answer(request: HttpRequest, exc: InputError) -> HttpResponse:
+    """The 400 for bad client input, naming the field: {field: [message]} like every API validation error,
+    {"errors": [...], "field": ...} to the annotation view's scripts (JSON requests), plain text to pages."""
+    if request.path_info.startswith(API_PATH):
+        return JsonResponse({exc.field or "detail": [exc.message]}, status=400)
+    if request.content_type == "application/json" or "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"errors": [f"malformed request: {exc}"], "field": exc.field}, status=400)
+    return HttpResponseBadRequest(f"Bad request: {exc}", content_type="text/plain; charset=utf-8")
 
 
 @login_required

@@ -6,14 +6,14 @@ show exactly the same task component.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from annotations.models import StudyExample, StudyTask
 from annotations.selectors.assignments import item_units
+from annotations.services.studies import MAX_COMMENT_CHARS, MAX_REPORTED_SECONDS
 from annotations.tasks import (
     BUMP_ERROR_TYPES,
     BUMP_TYPE_HELP,
@@ -23,6 +23,8 @@ from annotations.tasks import (
     get_task,
     word_spans,
 )
+from annotations.validation import InputError, finite_number, json_check, json_parse, storable_text
+from annotations.views.common import input_error_answer
 
 MAX_BODY_BYTES = 512 * 1024
 
@@ -137,41 +139,40 @@ def frame_context(
     }
 
 
-def json_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
-    """The request's JSON object, or the 400 answer that says what is wrong with it."""
+def json_body(request: HttpRequest) -> dict[str, Any] | HttpResponse:
+    """The request's JSON object, or the 400 answer that says what is wrong with it (naming the field that
+    holds a non-finite number, NUL or a lone surrogate)."""
     if len(request.body) > MAX_BODY_BYTES:
         return JsonResponse({"errors": [f"request too large: at most {MAX_BODY_BYTES} bytes"]}, status=400)
     try:
-        body = json.loads(request.body or b"{}")
-    except ValueError as exc:
-        return JsonResponse({"errors": [f"malformed request: {exc}"]}, status=400)
+        body = json_parse(request.body or b"{}")
+    except InputError as exc:
+        return input_error_answer(request, exc)
     if not isinstance(body, dict):
         return JsonResponse({"errors": ["malformed request: send a JSON object"]}, status=400)
     return body
 
 
-def submission_parts(body: dict[str, Any]) -> dict[str, Any]:
-    """The task parts of a submission body, type-checked; raises TypeError naming the bad field."""
+def submission_parts(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The task parts of a submission body, type-checked; raises InputError naming the bad field."""
     parts: dict[str, Any] = {}
     for name, kind in (("labels", dict), ("notes", dict), ("spans", list), ("edit", dict)):
         value = body.get(name)
         if value is None:
             continue
         if not isinstance(value, kind):
-            raise TypeError(f"{name} must be a JSON {'object' if kind is dict else 'list'}")
+            raise InputError(name, f"{name} must be a JSON {'object' if kind is dict else 'list'}")
         parts[name] = value
+    json_check(parts)
     return parts
 
 
-def submission_arguments(body: dict[str, Any]) -> dict[str, Any]:
+def submission_arguments(body: Mapping[str, Any]) -> dict[str, Any]:
     """The keyword arguments of services.studies.assignment_submit from a submission body (all but the
-    assignment and user); raises TypeError or ValueError naming the bad field."""
-    comment = body.get("comment", "")
-    if not isinstance(comment, str):
-        raise TypeError("comment must be text")
+    assignment and user); raises InputError naming the bad field."""
     return {
         **submission_parts(body),
-        "comment": comment,
-        "seconds": float(body.get("seconds", 0)),
+        "comment": storable_text(body.get("comment", ""), field="comment", max_chars=MAX_COMMENT_CHARS),
+        "seconds": finite_number(body.get("seconds", 0), field="seconds", minimum=0, maximum=MAX_REPORTED_SECONDS),
         "guidelines_version": body.get("guidelines_version"),
     }

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET
 
 from annotations.models import Summary
 from annotations.selectors.inspect import InspectionError, summary_comparison, summary_inspection
+from annotations.validation import MAX_ID, InputError, bounded_int
 from annotations.views.common import researcher_required
 
 
@@ -23,9 +24,11 @@ def summary_inspect(request: HttpRequest, summary_id: int) -> HttpResponse:
 
 def _summary_id(request: HttpRequest, key: str) -> int:
     raw = request.GET.get(key, "")
-    if not raw.isdigit():
-        raise ValueError(f"parameter {key!r} must be a summary id (a positive whole number), got {raw!r}")
-    return int(raw)
+    try:
+        return bounded_int(raw, field=key, minimum=1, maximum=MAX_ID)
+    except InputError:
+        message = f"parameter {key!r} must be a summary id (a positive whole number), got {raw!r}"
+        raise InputError(key, message) from None
 
 
 @researcher_required
@@ -34,7 +37,7 @@ def summary_compare(request: HttpRequest) -> HttpResponse:
     try:
         a_id, b_id = _summary_id(request, "a"), _summary_id(request, "b")
         comparison = summary_comparison(a_id=a_id, b_id=b_id, user=request.user)
-    except (ValueError, InspectionError) as exc:
+    except (InputError, InspectionError) as exc:
         return HttpResponseBadRequest(f"Cannot compare: {exc}.", content_type="text/plain; charset=utf-8")
     except Summary.DoesNotExist:
         raise Http404("No such summary.") from None

@@ -35,6 +35,7 @@ from annotations.services.studies import (
     study_task_guidelines_update,
 )
 from annotations.tasks import get_task
+from annotations.validation import MAX_ID, InputError, bounded_int
 from annotations.views.common import researcher_required
 from annotations.views.downloads import judgements_download
 from annotations.views.frame import frame_context, json_body, submission_parts, task_state
@@ -66,8 +67,13 @@ def studies(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def study_new(request: HttpRequest) -> HttpResponse:
     """Step one chooses the dataset (GET ?dataset=), step two everything that depends on it."""
-    dataset_id = request.POST.get("dataset") or request.GET.get("dataset")
-    dataset = Dataset.objects.filter(pk=dataset_id).first() if str(dataset_id or "").isdigit() else None
+    try:
+        dataset_id = bounded_int(
+            request.POST.get("dataset") or request.GET.get("dataset") or "", field="dataset", minimum=1, maximum=MAX_ID
+        )
+    except InputError:
+        dataset_id = None  # no dataset chosen yet, or not an id: step one
+    dataset = Dataset.objects.filter(pk=dataset_id).first() if dataset_id is not None else None
     if dataset is None:
         return render(request, "annotations/study_form.html", {"dataset_form": DatasetChoiceForm()})
     options = selection_options(dataset=dataset)
@@ -155,7 +161,8 @@ def study_annotators(request: HttpRequest, study_id: int) -> HttpResponse:
     study = _visible_study(request, study_id)
     try:
         if "remove" in request.POST:
-            annotator = get_object_or_404(get_user_model(), pk=request.POST["remove"])
+            user_id = bounded_int(request.POST["remove"], field="remove", minimum=1, maximum=MAX_ID)
+            annotator = get_object_or_404(get_user_model(), pk=user_id)
             moved = study_annotator_remove(study=study, annotator=annotator)
             messages.success(request, f"Removed {annotator.get_username()}; {moved} items handed to others.")
         else:
@@ -294,15 +301,9 @@ def study_example_submit(request: HttpRequest, study_id: int, example_id: int) -
     body = json_body(request)
     if isinstance(body, JsonResponse):
         return body
+    parts = submission_parts(body)  # bad input raises InputError: a 400 naming the field
     try:
-        parts = submission_parts(body)
-        comment = body.get("comment")
-        if comment is not None and not isinstance(comment, str):
-            raise TypeError("comment must be text")
-    except TypeError as exc:
-        return JsonResponse({"errors": [f"malformed request: {exc}"]}, status=400)
-    try:
-        example_services.study_example_annotate(example=example, explanation_text=comment, **parts)
+        example_services.study_example_annotate(example=example, explanation_text=body.get("comment"), **parts)
     except ValidationError as exc:
         return JsonResponse({"errors": exc.messages}, status=400)
     return JsonResponse({"next": reverse("study_task_examples", args=[study_id, example.study_task_id])})

@@ -1,0 +1,630 @@
+"""Property-based: hostile text in every text field of every write endpoint (web and API) and in every query
+parameter of every page and API endpoint never answers 5xx. Text that reaches the server with NUL or a lone
+surrogate answers 400 and writes nothing; any other refusal (4xx) writes nothing either.
+
+A value reaches the server as it was sent over JSON. In a query string or a form, a lone surrogate cannot be
+encoded: it is sent as its UTF-8-like bytes, which Django decodes to replacement characters, so there only
+NUL arrives as such. The examples are bounded (a few hundred requests in all) and derandomized.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from django.contrib.auth.models import AbstractUser
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from annotations.importers import parse
+from annotations.models import Assignment, Study, StudyExample, Summary
+from annotations.selectors.browse import PARAMETERS as BROWSE_PARAMETERS
+from annotations.services.corpus import dataset_import
+from annotations.services.examples import study_example_annotate, study_example_create
+from annotations.tasks import BUMP_ERROR_TYPES
+from tests.api.conftest import api_client_for
+from tests.conftest import client_for, units_of, write_jsonl
+from tests.snapshots import changed_tables, database_state
+from tests.test_submissions import item_of
+
+WRITE_EXAMPLES = 10  # per write endpoint
+QUERY_EXAMPLES = 3  # per page or API endpoint
+
+UNSTORABLE = ["\x00", "\ud800", "\udbff", "\udc00", "\udfff"]
+PIECES = [
+    "\u202e",
+    "\ufeff",
+    "\u200b",
+    "\r\n",
+    "\t",
+    "'",
+    '"',
+    "<script>alert(1)</script>",
+    "=1+2",
+    "%00",
+    "\\u0000",
+    "😀",
+    "e\u0301",
+    "\uffff",
+    "\x7f",
+    "\x01",
+    " ",
+    "0",
+    "-1",
+    "1e999",
+    "nan",
+    "9" * 30,
+    "x" * 3000,
+    "' OR 1=1 --",
+]
+STORABLE = st.lists(
+    st.one_of(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), st.sampled_from(PIECES)),
+    max_size=5,
+).map("".join)
+BROKEN = st.tuples(STORABLE, st.sampled_from(UNSTORABLE), STORABLE).map("".join)
+# Query strings and forms carry NUL; a surrogate arrives as replacement characters (see the docstring).
+BROKEN_IN_FORM = st.tuples(STORABLE, st.just("\x00"), st.sampled_from(["", *UNSTORABLE]), STORABLE).map("".join)
+
+# Every query parameter any page or endpoint reads, and some they do not.
+QUERY_PARAMETERS = sorted(
+    {
+        *BROWSE_PARAMETERS,
+        "page",
+        "page_size",
+        "q",
+        "dont_know",
+        "partial",
+        "a",
+        "b",
+        "dataset",
+        "limit",
+        "dont_know_as_incorrect",
+        "metrics",
+        "method",
+        "level",
+        "partial_by",
+        "bootstrap",
+        "seed",
+        "protocol",
+        "by_error_type",
+        "format",
+        "next",
+        "o",
+        "p",
+        "unknown",
+    }
+)
+
+
+def arrives(value: str, transport: str) -> str:
+    """What the server receives of `value` sent over `transport`."""
+    if transport == "json":
+        return value
+    return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def form_encoded(data: dict[str, str]) -> str:
+    return "&".join(
+        f"{quote(name.encode('utf-8', 'surrogatepass'))}={quote(value.encode('utf-8', 'surrogatepass'))}"
+        for name, value in data.items()
+    )
+
+
+def answered(response: Any) -> Any:
+    """The response with its whole body in `body`: a download fails while it streams, not before."""
+    response.body = b"".join(response.streaming_content) if response.streaming else response.content
+    return response
+
+
+def unstorable(text: str) -> bool:
+    return any(char == "\x00" or 0xD800 <= ord(char) <= 0xDFFF for char in text)
+
+
+STATUSES: Counter[int] = Counter()
+
+
+def expect(response: Any, sent: list[str], transport: str, before: dict[str, Any]) -> None:
+    STATUSES[response.status_code] += 1
+    assert response.status_code < 500, response.body[:500]
+    broken = any(unstorable(arrives(value, transport)) for value in sent)
+    if broken:
+        assert response.status_code == 400, (sent, response.status_code, response.body[:300])
+    if broken or response.status_code >= 400:
+        assert changed_tables(before, database_state()) == [], (sent, response.status_code)
+
+
+@dataclass
+class World:
+    """The data the endpoints work on, and a signed-in client for each role."""
+
+    study: Study
+    example: StudyExample
+    imported: Study
+    clients: dict[str, Any] = field(default_factory=dict)
+
+    def assignment(self, task: str) -> Assignment:
+        return item_of(self.study, self.study.annotators.get(username="alice"), task)
+
+
+@pytest.fixture
+def world(
+    task_study: Study,
+    alice: AbstractUser,
+    bob: AbstractUser,
+    carol: AbstractUser,
+    rita: AbstractUser,
+    admin_user: AbstractUser,
+    tmp_path: Any,
+) -> World:
+    # A summary that is no item of the study, for an example item.
+    extra = {"id": "extra", "text": "An extra document.", "summaries": [{"system": "X", "text": "An extra summary."}]}
+    dataset_import(name=task_study.dataset.name, batch=parse("jsonl", write_jsonl(tmp_path / "extra.jsonl", [extra])))
+    sentences = task_study.tasks.get(task="sentence_consistency")
+    summary = Summary.objects.get(document__external_id="extra")
+    example = study_example_create(study_task=sentences, summary=summary, user=rita, explanation_text="Why.")
+    study_example_annotate(example=example, labels={0: "yes"}, notes={0: "It says so."})
+    imported = Study.objects.get(dataset=task_study.dataset, kind=Study.Kind.IMPORTED)
+    result = World(study=task_study, example=example, imported=imported)
+    result.clients = {
+        "rita": client_for(rita),
+        "alice": client_for(alice),
+        "admin": client_for(admin_user),
+        "anonymous": Client(),
+        "rita-api": api_client_for(rita),
+        "alice-api": api_client_for(alice),
+    }
+    return result
+
+
+def run_examples(examples: int, strategy: st.SearchStrategy[Any], check: Callable[[Any], None]) -> None:
+    @given(drawn=strategy)
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+        # No shrinking: a failing endpoint is reported with the example that failed, in bounded time.
+        phases=[Phase.explicit, Phase.generate],
+    )
+    def run(drawn: Any) -> None:
+        check(drawn)
+
+    run()
+
+
+# --- write endpoints ---------------------------------------------------------------------------------------
+
+
+def with_value(body: Any, path: tuple[Any, ...], value: Any) -> Any:
+    """A deep copy of `body` with `value` at `path`; a path ending in None adds `value` as a new key."""
+    copy = json.loads(json.dumps(body))
+    target = copy
+    for step in path[:-1]:
+        target = target[step]
+    if path[-1] is None:
+        target[value] = "x"
+    else:
+        target[path[-1]] = value
+    return copy
+
+
+@dataclass
+class JsonTarget:
+    name: str
+    client: str
+    url: str
+    body: dict[str, Any]
+    paths: list[tuple[Any, ...]]
+
+    def check(self, world: World, drawn: tuple[tuple[Any, ...], str]) -> None:
+        path, value = drawn
+        client = world.clients[self.client]
+        before = database_state()
+        body = json.dumps(with_value(self.body, path, value))
+        expect(answered(client.post(self.url, body, content_type="application/json")), [value], "json", before)
+
+
+@dataclass
+class FormTarget:
+    name: str
+    client: str
+    url: str
+    data: dict[str, str]
+    fields: list[str]
+
+    def check(self, world: World, drawn: tuple[str, str]) -> None:
+        name, value = drawn
+        data = {**self.data, name: value}
+        before = database_state()
+        response = world.clients[self.client].post(
+            self.url, form_encoded(data), content_type="application/x-www-form-urlencoded"
+        )
+        expect(answered(response), [value], "form", before)
+
+
+def jsonl_with(path: tuple[Any, ...], value: str) -> str:
+    line = {
+        "id": "upload",
+        "title": "T",
+        "text": "An uploaded document.",
+        "meta": {"source": "s"},
+        "summaries": [
+            {
+                "system": "S",
+                "text": "An uploaded summary.",
+                "human_scores": {"Faithful": 0.5},
+                "meta": {"k": "v"},
+                "labels": [{"annotator": "w", "task": "factuality", "label": "yes", "comment": "c"}],
+            }
+        ],
+    }
+    return json.dumps(with_value(line, path, value)) + "\n"
+
+
+IMPORT_PATHS: list[tuple[Any, ...]] = [
+    ("id",),
+    ("title",),
+    ("text",),
+    ("meta", "source"),
+    ("meta", None),
+    ("summaries", 0, "system"),
+    ("summaries", 0, "text"),
+    ("summaries", 0, "meta", "k"),
+    ("summaries", 0, "human_scores", None),
+    ("summaries", 0, "labels", 0, "annotator"),
+    ("summaries", 0, "labels", 0, "comment"),
+    ("summaries", 0, "labels", 0, "label"),
+]
+
+
+@dataclass
+class ImportTarget:
+    name: str = "api_datasets"
+
+    def check(self, world: World, drawn: tuple[str, tuple[Any, ...], str]) -> None:
+        where, path, value = drawn
+        fields = {"format": "jsonl", "name": "uploaded"}
+        content = jsonl_with(path, value) if where == "file" else jsonl_with(("title",), "T")
+        if where != "file":
+            fields[where] = arrives(value, "multipart")  # the test client cannot encode a surrogate at all
+        before = database_state()
+        upload = SimpleUploadedFile("upload.jsonl", content.encode())
+        response = world.clients["rita-api"].post(reverse("api_datasets"), {**fields, "file": upload})
+        expect(answered(response), [value if where == "file" else fields[where]], "json", before)
+
+
+def write_targets(world: World) -> list[Any]:
+    study, example = world.study, world.example
+    sentences, bump, spans = map(world.assignment, ("sentence_consistency", "bump", "hallucination_spans"))
+    labels = {str(unit.index): "yes" for unit in units_of(sentences)}
+    notes = dict.fromkeys(labels, "Supported.")
+    edit = {"text": bump.item.summary.text + " Not.", "label": bump.item.params["error_type"], "note": "n"}
+    submissions = [
+        (sentences, {"labels": labels, "notes": notes, "comment": "", "seconds": 5, "guidelines_version": 1}),
+        (bump, {"edit": edit, "comment": ""}),
+        (spans, {"spans": [{"start": 0, "end": 3, "label": "extrinsic"}]}),
+    ]
+    paths = {
+        sentences.pk: [("comment",), ("notes", "0"), ("labels", "0"), ("seconds",), ("guidelines_version",), (None,)],
+        bump.pk: [("edit", "text"), ("edit", "note"), ("edit", "label"), ("edit", None)],
+        spans.pk: [("spans", 0, "label"), ("spans", 0, "start")],
+    }
+    targets: list[Any] = []
+    for assignment, body in submissions:
+        for name, client in (("annotate_submit", "alice"), ("api_assignment_submit", "alice-api")):
+            targets.append(JsonTarget(name, client, reverse(name, args=[assignment.pk]), body, paths[assignment.pk]))
+    draft = {"savedAt": 1, "seconds": 3, "comment": "", "task": {"edit": {"text": "t", "label": "freestyle"}}}
+    targets.append(
+        JsonTarget(
+            "annotate_draft",
+            "alice",
+            reverse("annotate_draft", args=[bump.pk]),
+            {"draft": draft},
+            [("draft", "comment"), ("draft", "task", "edit", "text"), ("draft", None), ("draft", "seconds")],
+        )
+    )
+    targets.append(
+        JsonTarget(
+            "study_example_submit",
+            "rita",
+            reverse("study_example_submit", args=[study.pk, example.pk]),
+            {"labels": {"0": "yes"}, "notes": {"0": "Because."}, "comment": "Why."},
+            [("comment",), ("notes", "0"), ("labels", "0"), (None,)],
+        )
+    )
+    study_body = {
+        "name": "Fuzzed",
+        "dataset": study.dataset_id,
+        "tasks": ["factuality"],
+        "annotators": ["alice", "bob"],
+        "annotators_per_item": 2,
+        "guidelines": {"factuality": "Read."},
+    }
+    targets.append(
+        JsonTarget(
+            "api_studies",
+            "rita-api",
+            reverse("api_studies"),
+            study_body,
+            [
+                ("name",),
+                ("guidelines", "factuality"),
+                ("guidelines", None),
+                ("annotators", 0),
+                ("tasks", 0),
+                ("human_score",),
+                ("metrics",),
+                ("selection_mode",),
+                ("bump_mode",),
+                ("seed",),
+                ("sample_size",),
+                ("reclaim_after_hours",),
+            ],
+        )
+    )
+    targets.append(
+        JsonTarget(
+            "api_scoring",
+            "rita-api",
+            reverse("api_scoring", args=[study.dataset_id]),
+            {"metrics": ["abstractiveness"], "mode": "sync", "strategy": "sentences"},
+            [("metrics", 0), ("mode",), ("strategy",), ("special_tokens",), ("layer",), ("k",)],
+        )
+    )
+    targets.append(ImportTarget())
+    task = study.tasks.get(task="sentence_consistency")
+    alice_id = str(world.clients["alice"].session["_auth_user_id"])
+    targets += [
+        FormTarget(
+            "study_new",
+            "rita",
+            reverse("study_new"),
+            {
+                "dataset": str(study.dataset_id),
+                "name": "Form study",
+                "tasks": "factuality",
+                "selection_mode": "all",
+                "seed": "0",
+                "annotators_per_item": "1",
+                "bump_mode": "taxonomy",
+                "annotators": alice_id,
+            },
+            [
+                "name",
+                "guidelines_factuality",
+                "seed",
+                "sample_size",
+                "human_score",
+                "metrics",
+                "selection_mode",
+                "tasks",
+                "annotators",
+                "max_sentences",
+                "reclaim_after_hours",
+                "dataset",
+                "annotators_per_item",
+                "bump_mode",
+            ],
+        ),
+        FormTarget(
+            "study_settings",
+            "rita",
+            reverse("study_settings", args=[study.pk]),
+            {"annotators_per_item": "2"},
+            ["annotators_per_item", "reclaim_after_hours"],
+        ),
+        FormTarget(
+            "study_annotators",
+            "rita",
+            reverse("study_annotators", args=[study.pk]),
+            {},
+            ["remove", "annotators"],
+        ),
+        FormTarget("study_reclaim", "rita", reverse("study_reclaim", args=[study.pk]), {}, ["unknown"]),
+        FormTarget(
+            "study_task_guidelines",
+            "rita",
+            reverse("study_task_guidelines", args=[study.pk, task.pk]),
+            {},
+            ["text"],
+        ),
+        FormTarget(
+            "study_task_examples",
+            "rita",
+            reverse("study_task_examples", args=[study.pk, task.pk]),
+            {"summary": str(example.summary_id), "error_type": BUMP_ERROR_TYPES[0]},
+            ["summary", "error_type", "explanation_text"],
+        ),
+        FormTarget("api_token", "alice", reverse("api_token"), {}, ["rotate", "unknown"]),
+        # Last: a refused deletion must leave the example in place, an accepted one removes it.
+        FormTarget(
+            "study_example_delete",
+            "rita",
+            reverse("study_example_delete", args=[study.pk, example.pk]),
+            {},
+            ["unknown"],
+        ),
+    ]
+    return targets
+
+
+def write_strategy(target: Any) -> st.SearchStrategy[Any]:
+    if isinstance(target, JsonTarget):
+        return st.tuples(st.sampled_from(target.paths), st.one_of(STORABLE, BROKEN))
+    if isinstance(target, FormTarget):
+        return st.tuples(st.sampled_from(target.fields), st.one_of(STORABLE, BROKEN_IN_FORM))
+    return st.tuples(
+        st.sampled_from(["file", "name", "format"]), st.sampled_from(IMPORT_PATHS), st.one_of(STORABLE, BROKEN)
+    )
+
+
+@pytest.mark.django_db
+def test_it_never_fails_on_hostile_text_in_any_write_endpoint(world: World) -> None:
+    targets = write_targets(world)
+    failures = []
+    STATUSES.clear()
+    for target in targets:
+        try:
+            run_examples(
+                WRITE_EXAMPLES, write_strategy(target), lambda drawn, target=target: target.check(world, drawn)
+            )
+        except Exception as exc:  # every failing endpoint is reported, not just the first
+            failures.append(f"{target.name}: {type(exc).__name__}: {str(exc)[:1500]}")
+    assert not failures, "\n\n".join(failures)
+    assert covered_names({target.name for target in targets}, writes=True) == set()
+    # The requests reached the views: some were taken, some refused.
+    assert STATUSES[400] > 30 and STATUSES[200] + STATUSES[201] + STATUSES[302] > 30, STATUSES
+
+
+# --- query parameters --------------------------------------------------------------------------------------
+
+
+def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
+    """(URL name, client, URL) of every page and API endpoint that answers GET."""
+    study, dataset = world.study, world.study.dataset
+    task = study.tasks.get(task="sentence_consistency")
+    assignment = world.assignment("bertscore")
+    summary = assignment.item.summary
+    other = Summary.objects.filter(document=summary.document).exclude(pk=summary.pk).first()
+    item = world.imported.tasks.first().items.first()
+    researcher_pages = {
+        "home": [],
+        "studies": [],
+        "study_new": [],
+        "study_detail": [study.pk],
+        "study_export": [study.pk, "jsonl"],
+        "study_task_guidelines": [study.pk, task.pk],
+        "study_task_examples": [study.pk, task.pk],
+        "study_example_annotate": [study.pk, world.example.pk],
+        "study_analysis": [study.pk],
+        "study_summaries_export": [study.pk, "csv"],
+        "datasets": [],
+        "dataset_analysis": [dataset.pk],
+        "dataset_summaries_export": [dataset.pk, "jsonl"],
+        "dataset_judgements_export": [dataset.pk, "csv"],
+        "analysis_item": [item.pk],
+        "dataset_documents": [dataset.pk],
+        "dataset_summaries": [dataset.pk],
+        "summary_inspect": [summary.pk],
+        "summary_compare": [],
+        "api_token": [],
+    }
+    for name, args in researcher_pages.items():
+        url = reverse(name, args=args)
+        if name == "summary_compare":
+            url += f"?a={summary.pk}&b={other.pk}"
+        yield name, "rita", url
+    for name in ("admin:index", "admin:annotations_summary_changelist", "admin:annotations_assignment_changelist"):
+        yield name, "admin", reverse(name)
+    for name, args in {"dashboard": [], "annotate_next": [], "annotate": [assignment.pk]}.items():
+        yield name, "alice", reverse(name, args=args)
+    for name in ("login", "password_reset"):
+        yield name, "anonymous", reverse(name)
+    api = {
+        "api_datasets": [],
+        "api_dataset": [dataset.pk],
+        "api_documents": [dataset.pk],
+        "api_summaries": [dataset.pk],
+        "api_dataset_agreement": [dataset.pk],
+        "api_correlations": [dataset.pk],
+        "api_meta_evaluation": [dataset.pk],
+        "api_highlighter": [dataset.pk],
+        "api_dataset_summaries_export": [dataset.pk, "csv"],
+        "api_dataset_judgements_export": [dataset.pk, "jsonl"],
+        "api_document": [summary.document_id],
+        "api_summary": [summary.pk],
+        "api_explanations": [summary.pk],
+        "api_studies": [],
+        "api_study": [study.pk],
+        "api_study_items": [study.pk],
+        "api_study_assignments": [study.pk],
+        "api_study_judgements": [study.pk],
+        "api_study_agreement": [study.pk],
+        "api_study_summaries_export": [study.pk, "jsonl"],
+        "api_study_judgements_export": [study.pk, "csv"],
+        "api_schema": [],
+    }
+    for name, args in api.items():
+        yield name, "rita-api", reverse(name, args=args)
+    for name, args in {"api_assignments": [], "api_assignment": [assignment.pk]}.items():
+        yield name, "alice-api", reverse(name, args=args)
+
+
+QUERY = st.tuples(
+    st.booleans(),  # one parameter carries NUL
+    st.lists(STORABLE, min_size=len(QUERY_PARAMETERS) + 1, max_size=len(QUERY_PARAMETERS) + 1),
+    st.integers(min_value=0, max_value=len(QUERY_PARAMETERS)),
+    BROKEN_IN_FORM,
+    STORABLE,  # the name of a parameter nobody reads
+)
+
+
+@pytest.mark.django_db
+def test_it_never_fails_on_hostile_query_parameters_of_any_page_or_endpoint(world: World) -> None:
+    failures = []
+    names = set()
+    STATUSES.clear()
+    for name, client, url in page_targets(world):
+        names.add(name)
+
+        def check(drawn: Any, client: str = client, url: str = url) -> None:
+            broken, values, position, bad, odd_name = drawn
+            if broken:
+                values[position] = bad
+            keys = [*QUERY_PARAMETERS, f"x-{odd_name}"]
+            parameters = dict(zip(keys, values, strict=True))
+            before = database_state()
+            separator = "&" if "?" in url else "?"
+            response = world.clients[client].get(url + separator + form_encoded(parameters))
+            expect(answered(response), [*values, odd_name], "query", before)
+            if broken and position < len(QUERY_PARAMETERS):
+                assert keys[position] in response.body.decode()  # the answer names the parameter
+
+        try:
+            run_examples(QUERY_EXAMPLES, QUERY, check)
+        except Exception as exc:
+            failures.append(f"{name}: {type(exc).__name__}: {str(exc)[:1500]}")
+    assert not failures, "\n\n".join(failures)
+    assert covered_names(names, writes=False) == set()
+    assert STATUSES[400] > 20 and STATUSES[200] > 20, STATUSES
+
+
+def covered_names(names: set[str], *, writes: bool) -> set[str]:
+    """The URL names of the app and the API that `names` leaves out (GET pages, or write endpoints)."""
+    writes_only = {
+        "annotate_submit",
+        "annotate_draft",
+        "study_settings",
+        "study_annotators",
+        "study_reclaim",
+        "study_example_submit",
+        "study_example_delete",
+        "api_assignment_submit",
+        "api_scoring",
+    }
+    forms = {"study_new", "study_task_guidelines", "study_task_examples", "api_token", "api_studies", "api_datasets"}
+    every: set[str] = set()
+
+    def walk(patterns: list[Any]) -> None:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                if pattern.namespace is None:
+                    walk(pattern.url_patterns)
+            elif isinstance(pattern, URLPattern) and pattern.name:
+                every.add(pattern.name)
+
+    walk(get_resolver().url_patterns)
+    accounts = {"logout", "password_change", "password_change_done", "password_reset_done"}
+    accounts |= {"password_reset_confirm", "password_reset_complete", "api_docs"}
+    if writes:
+        return (writes_only | forms) - names
+    return every - writes_only - accounts - names
