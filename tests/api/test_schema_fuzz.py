@@ -86,4 +86,6 @@ def test_it_answers_no_generated_request_with_a_server_error(
             failures.append(f"{operation.label}: {type(exc).__name__}: {str(exc)[:2000]}")
     assert not failures, "\n\n".join(failures)
     # The requests did reach the views: some were answered, some refused as bad input.
-    assert statuses[200] > 100 and statuses[400] > 10 and statuses[404] > 10, statuses
+    # Thresholds well under the usual counts (about 100 answered, 36 refused, 180 unknown ids): the ids and
+    # therefore the generated cases shift from run to run.
+    assert statuses[200] > 50 and statuses[400] > 10 and statuses[404] > 10, statuses
