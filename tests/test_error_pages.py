@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractUser
 from django.test import Client
+from django.urls import reverse
 
+from annotations.models import Study
 from tests.conftest import client_for
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.error_urls")]
@@ -87,3 +89,12 @@ def test_it_answers_500_with_its_own_page(debug: bool, alice: AbstractUser) -> N
     page = assert_own_page(client.get("/test-crash/"), 500, "Something went wrong")
     assert "My items" in page
     assert_api_error(client.get("/api/v1/test-crash/"), 500)
+
+
+def test_it_answers_bad_input_on_a_page_with_the_apps_own_400_page_naming_the_field(
+    bertscore_study: Study, rita: AbstractUser
+) -> None:
+    # A view's InputError (here a malformed annotator id) becomes the error page, not plain text.
+    answer = client_for(rita).post(reverse("study_annotators", args=[bertscore_study.pk]), {"remove": "abc"})
+    page = assert_own_page(answer, 400, "Bad request")
+    assert "remove" in page

@@ -14,6 +14,7 @@ from django.shortcuts import redirect
 from annotations import roles
 from annotations.exports import EXPORT_FORMATS, export_chunks
 from annotations.validation import InputError
+from annotations.views.errors import error_response
 
 API_PATH = "/api/"
 
@@ -33,12 +34,12 @@ def researcher_required(view: View) -> View:
 
 def input_error_answer(request: HttpRequest, exc: InputError) -> HttpResponse:
     """The 400 for bad client input, naming the field: {field: [message]} like every API validation error,
-    {"errors": [...], "field": ...} to the annotation view's scripts (JSON requests), plain text to pages."""
+    {"errors": [...], "field": ...} to the annotation view's scripts (JSON requests), the app's 400 page otherwise."""
     if request.path_info.startswith(API_PATH):
         return JsonResponse({exc.field or "detail": [exc.message]}, status=400)
     if request.content_type == "application/json" or "application/json" in request.headers.get("Accept", ""):
         return JsonResponse({"errors": [f"malformed request: {exc}"], "field": exc.field}, status=400)
-    return HttpResponseBadRequest(f"Bad request: {exc}", content_type="text/plain; charset=utf-8")
+    return error_response(request, 400, f"Bad request: {exc}")
 
 
 @login_required
