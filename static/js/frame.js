@@ -72,7 +72,7 @@
     function readLocalDraft() {
       try {
         return JSON.parse(localStorage.getItem(state.draftKey) || "null");
-      } catch (error) {
+      } catch {
         return null;
       }
     }
@@ -158,7 +158,7 @@
       if (!state.draftKey) return;
       try {
         localStorage.setItem(state.draftKey, JSON.stringify(snapshot()));
-      } catch (error) {
+      } catch {
         /* storage full or disabled: the server copy still works */
       }
     }
@@ -186,7 +186,7 @@
           frame.announce("Draft saved.");
           if (task.serverDraftSaved) task.serverDraftSaved(answer);
         }
-      } catch (error) {
+      } catch {
         serverDirty = true;
         frame.announce("Offline: your work is kept in this browser and is sent when the connection is back.");
       } finally {
@@ -245,7 +245,7 @@
         if (state.draftKey) localStorage.removeItem(state.draftKey);
         frame.announce("Saved.");
         window.location.assign(answer.next || state.dashboardUrl);
-      } catch (error) {
+      } catch {
         submitting = false;
         frame.announce("Not saved: the connection failed. Your work is kept as a draft; try again.");
         updateRemaining();

@@ -18,7 +18,7 @@
 
     const initial = frame.draft || { spans: frame.saved.spans, complete: frame.state.submitted };
     // spans as word ranges {first, last, label}, kept sorted and non-overlapping
-    let spans = [];
+    const spans = [];
     for (const span of initial.spans || []) {
       const first = words.findIndex((w) => w[0] === span.start);
       const last = words.findIndex((w) => w[1] === span.end);
@@ -62,8 +62,8 @@
       return nativeWords() || picked || [cursor, cursor];
     }
     document.addEventListener("selectionchange", () => {
-      const words = nativeWords();
-      if (words) picked = words;
+      const touched = nativeWords();
+      if (touched) picked = touched;
     });
     function spanAt(i) {
       return spans.findIndex((s) => s.first <= i && i <= s.last);
