@@ -114,6 +114,53 @@ def test_it_highlights_the_top_sentences_in_the_entailment_task(
     assert stored(assignment) == {unit.index: ("most", "") for unit in units}
 
 
+def test_it_labels_the_clicked_word_and_moves_on_to_the_next_word_without_a_label(
+    live_server: Any, page: Any, task_study: Study, alice: AbstractUser
+) -> None:
+    assignment = open_item(page, live_server, alice, "bertscore")
+    units = units_of(assignment)
+    assert len(units) >= 2
+    choices = get_task("bertscore").choices
+    buttons = page.locator("#summary button.unit")
+    choice_buttons = page.locator(".choices .choice")
+    last = buttons.nth(len(units) - 1)
+    last.click()
+    assert "current" in (last.get_attribute("class") or "")
+    choice_buttons.nth(1).click()
+    # The clicked word carries its label; the next word without one (wrapping around) has the focus.
+    assert f"label-{choices[1].value}" in (last.get_attribute("class") or "")
+    assert last.get_attribute("aria-label").endswith(": " + choices[1].label)
+    assert buttons.first.evaluate("el => el === document.activeElement")
+    assert buttons.first.get_attribute("aria-label").endswith(": no label yet")
+    assert choice_buttons.nth(1).get_attribute("aria-pressed") == "false"
+    for _ in units[:-1]:
+        page.keyboard.press(choices[0].key)
+    assert page.locator("#submit").evaluate("el => el === document.activeElement")
+    assert choice_buttons.first.get_attribute("aria-pressed") == "true"
+    submit_with_keyboard(page, assignment)
+    expected = {unit.index: (choices[0].value, "") for unit in units[:-1]}
+    assert stored(assignment) == {**expected, units[-1].index: (choices[1].value, "")}
+
+
+def test_it_labels_a_clicked_sentence_and_moves_on_to_submit_when_all_are_judged(
+    live_server: Any, page: Any, task_study: Study, alice: AbstractUser
+) -> None:
+    assignment = open_item(page, live_server, alice, "entailment")
+    units = units_of(assignment)
+    choices = get_task("entailment").choices
+    sentence = page.locator("#summary button.unit").first
+    assert sentence.get_attribute("aria-label").endswith(": no label yet")
+    assert not sentence.evaluate("el => el === document.activeElement")  # current, yet not focused
+    sentence.click()
+    page.locator(f".choices .choice-{choices[2].value}").click()
+    assert {"labelled", f"label-{choices[2].value}"} <= set(sentence.get_attribute("class").split())
+    assert sentence.get_attribute("aria-label") == f"Sentence 1: {units[0].text}: {choices[2].label}"
+    if len(units) == 1:
+        assert page.locator("#submit").evaluate("el => el === document.activeElement")
+    else:
+        assert page.locator("#summary button.unit").nth(1).evaluate("el => el === document.activeElement")
+
+
 def test_it_asks_for_an_explanation_of_every_sentence_in_the_qags_protocol(
     live_server: Any, page: Any, task_study: Study, alice: AbstractUser
 ) -> None:
