@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 
 from annotations.models import Assignment, Judgement, Study
-from annotations.tasks import get_task
+from annotations.tasks import MAX_NOTE_CHARS, get_task
 from tests.browser.conftest import open_as
 from tests.conftest import units_of
 
@@ -168,6 +168,7 @@ def test_it_asks_for_an_explanation_of_every_sentence_in_the_qags_protocol(
     (unit,) = units_of(assignment)
     page.keyboard.press("2")
     note = page.locator(f"#note-{unit.index}")
+    assert note.get_attribute("maxlength") == str(MAX_NOTE_CHARS)
     assert page.locator("#submit").is_disabled()
     assert "1 explanation still missing" in page.locator("#remaining").text_content()
     page.keyboard.press("e")  # the reason comes next, in the field the annotator enters
@@ -237,6 +238,12 @@ def test_it_marks_hallucinated_spans_with_the_keyboard(
     page.keyboard.press("Delete")  # the span under the cursor goes again
     assert page.locator("#span-list li").count() == 2
     assert page.locator("#span-list li q").first.text_content() == summary[words[2][0] : words[4][1]]
+    # The state says spans may not overlap (the server's rule): a selection reaching into a span is refused.
+    assert page.evaluate("JSON.parse(document.getElementById('annotate-state').textContent).spansMayOverlap") is False
+    for key in ["ArrowLeft", "ArrowLeft", "ArrowLeft", "Shift+ArrowRight", "1"]:
+        page.keyboard.press(key)  # words 5-6, the first inside the extrinsic span
+    assert "overlaps a marked span" in page.locator("#save-status").text_content()
+    assert page.locator("#span-list li").count() == 2
     assert page.locator("#submit").is_disabled()
     page.keyboard.press("f")  # every hallucination is marked
     submit_with_keyboard(page, assignment)
@@ -258,6 +265,8 @@ def test_it_marks_a_span_selected_with_the_mouse(
     page.mouse.down()
     page.mouse.move(box_last["x"] + box_last["width"] - 2, box_last["y"] + box_last["height"] / 2, steps=5)
     page.mouse.up()
+    keys = " or ".join(choice.key for choice in get_task("hallucination_spans").choices)
+    assert f"press {keys}, or a button below" in page.locator("#span-cursor").text_content()
     page.get_by_role("button", name="Mark as intrinsic").click()
     page.get_by_label("I have marked every hallucinated span").check()
     page.locator("#submit").click()
@@ -281,6 +290,7 @@ def test_it_stores_a_bump_edit_with_its_diff_and_warns_when_it_is_not_minimal(
     )
     assert page.evaluate("document.activeElement === document.body")  # nothing is typed before e
     assert page.locator("#submit").is_disabled()
+    assert page.locator("#not-possible-note").get_attribute("maxlength") == str(MAX_NOTE_CHARS)
     page.keyboard.press("e")
     page.keyboard.press("Control+a")
     page.keyboard.type("Nothing of this is in the article at all, says a spokesman for the council.")
