@@ -76,6 +76,8 @@
       questionsEl.append(card);
     });
 
+    // The questions that apply given the answers so far, from each unit's `requires` in the state (the
+    // server decides the same way in TaskDefinition.applicable).
     function asked() {
       const result = [];
       const open = new Set();
