@@ -19,6 +19,8 @@ from annotations.minimal_edit import edit_diff
 
 MAX_NOTE_CHARS = 2000
 MAX_EDIT_CHARS = 5000
+# Maynez et al. mark each hallucination once: the spans of one submission may not overlap.
+SPANS_MAY_OVERLAP = False
 WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
@@ -287,7 +289,7 @@ def _clean_spans(task: TaskDefinition, submission: Submission, summary_text: str
     ordered = sorted(spans)
     reaching = None  # the span that reaches furthest to the right so far
     for start, end, _, number in ordered:
-        if reaching is not None and start < reaching[1]:
+        if not SPANS_MAY_OVERLAP and reaching is not None and start < reaching[1]:
             first, second = sorted([(reaching[2], reaching[0], reaching[1]), (number, start, end)])
             errors.append(
                 f"spans {first[0]} ({first[1]}-{first[2]}) and {second[0]} ({second[1]}-{second[2]}) overlap; "

@@ -18,6 +18,11 @@ from annotations.tasks import (
     BUMP_ERROR_TYPES,
     BUMP_TYPE_HELP,
     BUMP_TYPE_NAMES,
+    FREESTYLE,
+    MAX_EDIT_CHARS,
+    MAX_NOTE_CHARS,
+    NOT_POSSIBLE,
+    SPANS_MAY_OVERLAP,
     TaskDefinition,
     Unit,
     get_task,
@@ -30,7 +35,12 @@ MAX_BODY_BYTES = 512 * 1024
 
 
 def task_state(*, task: TaskDefinition, item: Any, units: Sequence[Unit]) -> dict[str, Any]:
-    """The task part of the page state: texts, units with their choices, task settings."""
+    """The task part of the page state: texts, units with their choices, task settings.
+
+    The rules the scripts apply before the server does (note length, which follow-up questions apply via
+    each unit's `requires`, span overlap, BUMP's labels) come from here, so they are the ones
+    annotations.tasks enforces.
+    """
     summary = item.summary
     document = summary.document
     state: dict[str, Any] = {
@@ -39,6 +49,7 @@ def task_state(*, task: TaskDefinition, item: Any, units: Sequence[Unit]) -> dic
         "taskName": task.name,
         "unitName": task.unit_name,
         "noteRequired": task.note_required,
+        "maxNoteChars": MAX_NOTE_CHARS,
         "summary": summary.text,
         "summarySentences": summary.sentences,
         "document": document.text,
@@ -49,7 +60,11 @@ def task_state(*, task: TaskDefinition, item: Any, units: Sequence[Unit]) -> dic
     }
     if task.spans:
         state["words"] = word_spans(summary.text)
+        state["spansMayOverlap"] = SPANS_MAY_OVERLAP
     if task.edit:
+        state["maxEditChars"] = MAX_EDIT_CHARS
+        state["notPossible"] = NOT_POSSIBLE
+        state["freestyle"] = FREESTYLE
         state["errorTypes"] = [
             {"value": value, "label": BUMP_TYPE_NAMES[value].capitalize()} for value in BUMP_ERROR_TYPES
         ]

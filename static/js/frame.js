@@ -41,6 +41,114 @@
     }
   }
 
+  // The unit `step` places after (or before) `current` in `units`, wrapping around.
+  function stepUnit(units, current, step) {
+    if (!units.length) return null;
+    const position = current === null ? (step > 0 ? -1 : 0) : units.findIndex((unit) => unit.index === current);
+    return units[(position + step + units.length) % units.length].index;
+  }
+
+  // The next unit after `current` without a label, wrapping around; null when all have one.
+  function nextUnlabelled(units, labels, current) {
+    const start = current === null ? 0 : units.findIndex((unit) => unit.index === current) + 1;
+    for (let offset = 0; offset < units.length; offset++) {
+      const unit = units[(start + offset) % units.length];
+      if (!labels.has(unit.index)) return unit.index;
+    }
+    return null;
+  }
+
+  // The unit-button views (words, entailment): every unit of the summary is a button; focusing or
+  // clicking one makes it current, and a choice (button or key) labels the current unit and moves the focus
+  // on to the next unit without a label, or to Submit when every unit has one. Returns {task, current()}.
+  // options: container, className (of the unit buttons), buttonAttributes(unit) (more attributes of a
+  // unit's button), groupLabel (of the choice buttons), describe(unit) (the start of a unit's aria-label;
+  // its label follows), labelledClass (a class every labelled unit gets too), onSelect(unit) (what else
+  // selecting a unit shows), showAgainWhenDone (select the last unit again when the focus goes to Submit),
+  // startAtFirstOpen (on load the first unit without a label is current, without taking the focus), noun
+  // (plural, for "3 of 10 words still to judge") and the help texts nextLabel, previousLabel and
+  // choiceLabel(choice).
+  function unitButtons(frame, options) {
+    const { state, unitByIndex } = frame;
+    const units = state.units;
+    const labels = frame.initialLabels();
+    let current = null;
+
+    frame.renderText(
+      options.container,
+      state.summary,
+      units.map((unit) => ({ start: unit.start, end: unit.end, unit })),
+      (range, text) =>
+        element("button", {
+          type: "button",
+          className: options.className,
+          "data-index": range.unit.index,
+          text,
+          onfocus: () => select(range.unit.index),
+          onclick: () => select(range.unit.index),
+          ...(options.buttonAttributes ? options.buttonAttributes(range.unit) : {}),
+        })
+    );
+    const choices = choiceButtons(state.choices, options.groupLabel, (value) => choose(value));
+    document.getElementById("choices-slot").replaceWith(choices);
+    const choiceEls = Array.from(choices.querySelectorAll(".choice"));
+    for (const button of choiceEls) button.disabled = true;
+
+    function unitButton(index) {
+      return options.container.querySelector('.unit[data-index="' + index + '"]');
+    }
+    function paint(index) {
+      const button = unitButton(index);
+      const label = labels.get(index);
+      button.classList.remove(...state.choices.map((c) => "label-" + c.value));
+      if (label) button.classList.add("label-" + label);
+      if (label && options.labelledClass) button.classList.add(options.labelledClass);
+      const choice = state.choices.find((c) => c.value === label);
+      button.setAttribute("aria-label", options.describe(unitByIndex.get(index)) + ": " + (choice ? choice.label : "no label yet"));
+    }
+    function select(index) {
+      current = index;
+      for (const el of options.container.querySelectorAll(".unit.current")) el.classList.remove("current");
+      unitButton(index).classList.add("current");
+      options.onSelect(unitByIndex.get(index));
+      for (const button of choiceEls) button.disabled = false;
+      pressChoice(choices, labels.get(index));
+    }
+    function move(step) {
+      if (units.length) unitButton(stepUnit(units, current, step)).focus();
+    }
+    function choose(value) {
+      if (current === null) return false;
+      labels.set(current, value);
+      paint(current);
+      pressChoice(choices, value);
+      frame.changed();
+      const open = nextUnlabelled(units, labels, current);
+      if (open !== null) {
+        unitButton(open).focus();
+        return;
+      }
+      if (options.showAgainWhenDone) select(current);
+      frame.focusSubmit();
+    }
+
+    for (const unit of units) paint(unit.index);
+    const task = {
+      keys: [
+        { keys: ["→", "j"], label: options.nextLabel, run: () => move(1) },
+        { keys: ["←", "k"], label: options.previousLabel, run: () => move(-1) },
+        ...state.choices.map((c) => ({ keys: [c.key], label: options.choiceLabel(c), run: () => choose(c.value) })),
+      ],
+      snapshot: () => ({ labels: Object.fromEntries(labels) }),
+      missing: () => frame.missingLabels(labels, options.noun),
+      submission: () => ({ labels: Object.fromEntries(labels) }),
+    };
+    if (options.startAtFirstOpen) {
+      task.start = () => units.length && select((units.find((unit) => !labels.has(unit.index)) || units[0]).index);
+    }
+    return { task, current: () => current };
+  }
+
   function csrfToken() {
     const input = document.querySelector("input[name=csrfmiddlewaretoken]");
     return input ? input.value : "";
@@ -72,7 +180,7 @@
     function readLocalDraft() {
       try {
         return JSON.parse(localStorage.getItem(state.draftKey) || "null");
-      } catch (error) {
+      } catch {
         return null;
       }
     }
@@ -101,6 +209,7 @@
       codePointText,
       changed,
       refresh: () => updateRemaining(),
+      unitButtons: (options) => unitButtons(frame, options),
       announce(text) {
         statusEl.textContent = text;
       },
@@ -130,21 +239,6 @@
           text: count ? count + " of " + units.length + " " + noun + " still to judge" : "All " + units.length + " " + noun + " judged",
         };
       },
-      // The unit `step` places after (or before) `current` in `units`, wrapping around.
-      stepUnit(units, current, step) {
-        if (!units.length) return null;
-        const position = current === null ? (step > 0 ? -1 : 0) : units.findIndex((unit) => unit.index === current);
-        return units[(position + step + units.length) % units.length].index;
-      },
-      // The next unit after `current` without a label, wrapping around; null when all have one.
-      nextUnlabelled(units, labels, current) {
-        const start = current === null ? 0 : units.findIndex((unit) => unit.index === current) + 1;
-        for (let offset = 0; offset < units.length; offset++) {
-          const unit = units[(start + offset) % units.length];
-          if (!labels.has(unit.index)) return unit.index;
-        }
-        return null;
-      },
     };
 
     // The task contract: snapshot() -> draft data; missing() -> {count, text}; submission() -> request
@@ -158,7 +252,7 @@
       if (!state.draftKey) return;
       try {
         localStorage.setItem(state.draftKey, JSON.stringify(snapshot()));
-      } catch (error) {
+      } catch {
         /* storage full or disabled: the server copy still works */
       }
     }
@@ -186,7 +280,7 @@
           frame.announce("Draft saved.");
           if (task.serverDraftSaved) task.serverDraftSaved(answer);
         }
-      } catch (error) {
+      } catch {
         serverDirty = true;
         frame.announce("Offline: your work is kept in this browser and is sent when the connection is back.");
       } finally {
@@ -245,7 +339,7 @@
         if (state.draftKey) localStorage.removeItem(state.draftKey);
         frame.announce("Saved.");
         window.location.assign(answer.next || state.dashboardUrl);
-      } catch (error) {
+      } catch {
         submitting = false;
         frame.announce("Not saved: the connection failed. Your work is kept as a draft; try again.");
         updateRemaining();

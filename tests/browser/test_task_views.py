@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 
 from annotations.models import Assignment, Judgement, Study
-from annotations.tasks import get_task
+from annotations.tasks import MAX_NOTE_CHARS, get_task
 from tests.browser.conftest import open_as
 from tests.conftest import units_of
 
@@ -114,6 +114,53 @@ def test_it_highlights_the_top_sentences_in_the_entailment_task(
     assert stored(assignment) == {unit.index: ("most", "") for unit in units}
 
 
+def test_it_labels_the_clicked_word_and_moves_on_to_the_next_word_without_a_label(
+    live_server: Any, page: Any, task_study: Study, alice: AbstractUser
+) -> None:
+    assignment = open_item(page, live_server, alice, "bertscore")
+    units = units_of(assignment)
+    assert len(units) >= 2
+    choices = get_task("bertscore").choices
+    buttons = page.locator("#summary button.unit")
+    choice_buttons = page.locator(".choices .choice")
+    last = buttons.nth(len(units) - 1)
+    last.click()
+    assert "current" in (last.get_attribute("class") or "")
+    choice_buttons.nth(1).click()
+    # The clicked word carries its label; the next word without one (wrapping around) has the focus.
+    assert f"label-{choices[1].value}" in (last.get_attribute("class") or "")
+    assert last.get_attribute("aria-label").endswith(": " + choices[1].label)
+    assert buttons.first.evaluate("el => el === document.activeElement")
+    assert buttons.first.get_attribute("aria-label").endswith(": no label yet")
+    assert choice_buttons.nth(1).get_attribute("aria-pressed") == "false"
+    for _ in units[:-1]:
+        page.keyboard.press(choices[0].key)
+    assert page.locator("#submit").evaluate("el => el === document.activeElement")
+    assert choice_buttons.first.get_attribute("aria-pressed") == "true"
+    submit_with_keyboard(page, assignment)
+    expected = {unit.index: (choices[0].value, "") for unit in units[:-1]}
+    assert stored(assignment) == {**expected, units[-1].index: (choices[1].value, "")}
+
+
+def test_it_labels_a_clicked_sentence_and_moves_on_to_submit_when_all_are_judged(
+    live_server: Any, page: Any, task_study: Study, alice: AbstractUser
+) -> None:
+    assignment = open_item(page, live_server, alice, "entailment")
+    units = units_of(assignment)
+    choices = get_task("entailment").choices
+    sentence = page.locator("#summary button.unit").first
+    assert sentence.get_attribute("aria-label").endswith(": no label yet")
+    assert not sentence.evaluate("el => el === document.activeElement")  # current, yet not focused
+    sentence.click()
+    page.locator(f".choices .choice-{choices[2].value}").click()
+    assert {"labelled", f"label-{choices[2].value}"} <= set(sentence.get_attribute("class").split())
+    assert sentence.get_attribute("aria-label") == f"Sentence 1: {units[0].text}: {choices[2].label}"
+    if len(units) == 1:
+        assert page.locator("#submit").evaluate("el => el === document.activeElement")
+    else:
+        assert page.locator("#summary button.unit").nth(1).evaluate("el => el === document.activeElement")
+
+
 def test_it_asks_for_an_explanation_of_every_sentence_in_the_qags_protocol(
     live_server: Any, page: Any, task_study: Study, alice: AbstractUser
 ) -> None:
@@ -121,6 +168,7 @@ def test_it_asks_for_an_explanation_of_every_sentence_in_the_qags_protocol(
     (unit,) = units_of(assignment)
     page.keyboard.press("2")
     note = page.locator(f"#note-{unit.index}")
+    assert note.get_attribute("maxlength") == str(MAX_NOTE_CHARS)
     assert page.locator("#submit").is_disabled()
     assert "1 explanation still missing" in page.locator("#remaining").text_content()
     page.keyboard.press("e")  # the reason comes next, in the field the annotator enters
@@ -190,6 +238,12 @@ def test_it_marks_hallucinated_spans_with_the_keyboard(
     page.keyboard.press("Delete")  # the span under the cursor goes again
     assert page.locator("#span-list li").count() == 2
     assert page.locator("#span-list li q").first.text_content() == summary[words[2][0] : words[4][1]]
+    # The state says spans may not overlap (the server's rule): a selection reaching into a span is refused.
+    assert page.evaluate("JSON.parse(document.getElementById('annotate-state').textContent).spansMayOverlap") is False
+    for key in ["ArrowLeft", "ArrowLeft", "ArrowLeft", "Shift+ArrowRight", "1"]:
+        page.keyboard.press(key)  # words 5-6, the first inside the extrinsic span
+    assert "overlaps a marked span" in page.locator("#save-status").text_content()
+    assert page.locator("#span-list li").count() == 2
     assert page.locator("#submit").is_disabled()
     page.keyboard.press("f")  # every hallucination is marked
     submit_with_keyboard(page, assignment)
@@ -211,6 +265,8 @@ def test_it_marks_a_span_selected_with_the_mouse(
     page.mouse.down()
     page.mouse.move(box_last["x"] + box_last["width"] - 2, box_last["y"] + box_last["height"] / 2, steps=5)
     page.mouse.up()
+    keys = " or ".join(choice.key for choice in get_task("hallucination_spans").choices)
+    assert f"press {keys}, or a button below" in page.locator("#span-cursor").text_content()
     page.get_by_role("button", name="Mark as intrinsic").click()
     page.get_by_label("I have marked every hallucinated span").check()
     page.locator("#submit").click()
@@ -234,6 +290,7 @@ def test_it_stores_a_bump_edit_with_its_diff_and_warns_when_it_is_not_minimal(
     )
     assert page.evaluate("document.activeElement === document.body")  # nothing is typed before e
     assert page.locator("#submit").is_disabled()
+    assert page.locator("#not-possible-note").get_attribute("maxlength") == str(MAX_NOTE_CHARS)
     page.keyboard.press("e")
     page.keyboard.press("Control+a")
     page.keyboard.type("Nothing of this is in the article at all, says a spokesman for the council.")

@@ -25,22 +25,22 @@
     } else {
       requestedEl.append(frame.element("p", {}, [frame.element("strong", { text: "Freestyle: introduce exactly one error of any kind." })]));
       document.getElementById("freestyle-type-row").hidden = false;
-      typeEl.append(frame.element("option", { value: "freestyle", text: "I'd rather not say" }));
+      typeEl.append(frame.element("option", { value: state.freestyle, text: "I'd rather not say" }));
       for (const type of state.errorTypes) typeEl.append(frame.element("option", { value: type.value, text: type.label }));
     }
     if (!requested) notPossibleEl.closest("label").hidden = true;
 
     const initial = frame.draft ? frame.draft.edit : frame.saved.edit;
     editedEl.value = initial && typeof initial.text === "string" ? initial.text : reference;
-    if (initial && initial.label === "not_possible") notPossibleEl.checked = true;
+    if (initial && initial.label === state.notPossible) notPossibleEl.checked = true;
     if (initial && typeof initial.note === "string") noteEl.value = initial.note;
     if (!requested && initial && initial.label) typeEl.value = initial.label;
     let diff = null; // the server's last answer for the current text
     let diffFor = null;
 
     function label() {
-      if (requested) return notPossibleEl.checked ? "not_possible" : requested;
-      return typeEl.value || "freestyle";
+      if (requested) return notPossibleEl.checked ? state.notPossible : requested;
+      return typeEl.value || state.freestyle;
     }
     function showDiff() {
       document.getElementById("not-possible-row").hidden = !notPossibleEl.checked;

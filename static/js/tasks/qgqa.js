@@ -7,7 +7,14 @@
     const state = frame.state;
     const units = state.units;
     const byIndex = frame.unitByIndex;
-    const questionCount = units.length / 2;
+    // Each question's statement units in order (answerable from the summary, similar meaning).
+    const questions = [];
+    for (const unit of units) {
+      if (!questions[unit.question_number]) questions[unit.question_number] = [];
+      questions[unit.question_number].push(unit.index);
+    }
+    const questionCount = questions.length;
+    const unitOf = (number, offset) => questions[number][offset];
     const labels = frame.initialLabels();
 
     const sourceEl = document.getElementById("source");
@@ -41,19 +48,19 @@
     function showQuestion(number, focus) {
       if (!questionCount) return;
       question = (number + questionCount) % questionCount;
-      const unit = byIndex.get(2 * question);
+      const unit = byIndex.get(unitOf(question, 0));
       titleEl.textContent = "Question " + (question + 1) + " / " + questionCount + ": " + unit.text;
       mark(summaryEl, state.summary, unit.summary_answer);
       frame.scrollIntoView(mark(sourceEl, state.document, unit.source_answer));
       document.getElementById("summary-answer").textContent = answerText(unit.summary_answer);
       document.getElementById("source-answer").textContent = answerText(unit.source_answer);
       groups.forEach((group, offset) => {
-        const statementUnit = byIndex.get(2 * question + offset);
+        const statementUnit = byIndex.get(unitOf(question, offset));
         group.prompt.textContent = (offset + 1) + ". Please judge the statement: " + statementUnit.prompt;
-        frame.pressChoice(group.choices, labels.get(2 * question + offset));
+        frame.pressChoice(group.choices, labels.get(unitOf(question, offset)));
       });
       previousEl.disabled = nextEl.disabled = questionCount < 2;
-      setStatement(labels.has(2 * question) && !labels.has(2 * question + 1) ? 1 : 0, focus);
+      setStatement(labels.has(unitOf(question, 0)) && !labels.has(unitOf(question, 1)) ? 1 : 0, focus);
     }
     function setStatement(offset, focus) {
       statement = offset;
@@ -67,18 +74,18 @@
     function firstOpenQuestion(from) {
       for (let step = 0; step < questionCount; step++) {
         const q = (from + step) % questionCount;
-        if (!labels.has(2 * q) || !labels.has(2 * q + 1)) return q;
+        if (!labels.has(unitOf(q, 0)) || !labels.has(unitOf(q, 1))) return q;
       }
       return null;
     }
     function choose(offset, value) {
-      labels.set(2 * question + offset, value);
+      labels.set(unitOf(question, offset), value);
       frame.pressChoice(groups[offset].choices, value);
       frame.changed();
-      if (offset === 0 && !labels.has(2 * question + 1)) return setStatement(1, true);
+      if (offset === 0 && !labels.has(unitOf(question, 1))) return setStatement(1, true);
       const open = firstOpenQuestion(question);
       if (open === null) return frame.focusSubmit();
-      if (open === question) return setStatement(labels.has(2 * question) ? 1 : 0, true);
+      if (open === question) return setStatement(labels.has(unitOf(question, 0)) ? 1 : 0, true);
       showQuestion(open, true);
     }
 

@@ -54,7 +54,7 @@
         let note = null;
         if (state.noteRequired) {
           const noteId = "note-" + unit.index;
-          note = frame.element("input", { type: "text", id: noteId, className: "note", maxlength: "2000", "aria-keyshortcuts": "e" });
+          note = frame.element("input", { type: "text", id: noteId, className: "note", maxlength: String(state.maxNoteChars), "aria-keyshortcuts": "e" });
           note.value = notes.get(unit.index) || "";
           note.addEventListener("input", () => {
             if (note.value.trim()) notes.set(unit.index, note.value);
@@ -76,6 +76,8 @@
       questionsEl.append(card);
     });
 
+    // The questions that apply given the answers so far, from each unit's `requires` in the state (the
+    // server decides the same way in TaskDefinition.applicable).
     function asked() {
       const result = [];
       const open = new Set();

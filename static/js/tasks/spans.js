@@ -17,8 +17,8 @@
     const text = frame.codePointText(state.summary);
 
     const initial = frame.draft || { spans: frame.saved.spans, complete: frame.state.submitted };
-    // spans as word ranges {first, last, label}, kept sorted and non-overlapping
-    let spans = [];
+    // spans as word ranges {first, last, label}, kept sorted (and apart, unless the server allows overlap)
+    const spans = [];
     for (const span of initial.spans || []) {
       const first = words.findIndex((w) => w[0] === span.start);
       const last = words.findIndex((w) => w[1] === span.end);
@@ -62,8 +62,8 @@
       return nativeWords() || picked || [cursor, cursor];
     }
     document.addEventListener("selectionchange", () => {
-      const words = nativeWords();
-      if (words) picked = words;
+      const touched = nativeWords();
+      if (touched) picked = touched;
     });
     function spanAt(i) {
       return spans.findIndex((s) => s.first <= i && i <= s.last);
@@ -80,7 +80,7 @@
       const clashing = spans.filter((s) => s.first <= last && first <= s.last);
       if (clashing.length === 1 && clashing[0].first === first && clashing[0].last === last) {
         clashing[0].label = label; // the same span again: change its type
-      } else if (clashing.length) {
+      } else if (clashing.length && !state.spansMayOverlap) {
         frame.announce("That selection overlaps a marked span; remove the span first (Delete) or select other words.");
         return;
       } else {
@@ -153,7 +153,7 @@
       if (native && !native.isCollapsed) {
         const [first, last] = selection();
         cursor = last;
-        cursorEl.textContent = "Selected “" + text.slice(words[first][0], words[last][1]) + "”: press 1 or 2, or a button below, to mark it.";
+        cursorEl.textContent = "Selected “" + text.slice(words[first][0], words[last][1]) + "”: press " + types.map((t) => t.key).join(" or ") + ", or a button below, to mark it.";
       }
     });
     summaryEl.addEventListener("click", (event) => {
