@@ -126,18 +126,26 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "csp",
-    "annotations",
+    # Bottom to top: each app imports only the ones listed before it (the import contract in pyproject.toml).
+    "corpus",
+    "accounts",
     "scoring",
+    "studies",
+    "analysis",
+    "demo",
+    # Only the migrations that once created the tables of corpus, accounts and studies: kept so that an
+    # existing database's migration history still resolves.
+    "annotations",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    # With DEBUG on, errors under /api/ stay JSON (annotations/views/errors.py).
-    "annotations.views.errors.DebugApiErrorsMiddleware",
+    # With DEBUG on, errors under /api/ stay JSON (common/error_pages.py).
+    "common.error_pages.DebugApiErrorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "annotations.middleware.ClientInputMiddleware",
+    "faithanno.middleware.ClientInputMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -146,7 +154,7 @@ MIDDLEWARE = [
     # Turns a sign-in that django-axes refused into the login page saying until when (AXES_LOCKOUT_CALLABLE).
     "axes.middleware.AxesMiddleware",
     # With DEBUG on, answers 404s with the app's own page instead of Django's technical one.
-    "annotations.views.errors.DebugNotFoundMiddleware",
+    "common.error_pages.DebugNotFoundMiddleware",
 ]
 
 ROOT_URLCONF = "faithanno.urls"
@@ -162,7 +170,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "annotations.context_processors.user_roles",
+                "faithanno.context_processors.user_roles",
             ],
         },
     },
@@ -238,8 +246,8 @@ AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", "10", minimum=1)
 AXES_COOLOFF_MINUTES = envint("AXES_COOLOFF_MINUTES", "15", minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_LOCKOUT_CALLABLE = "annotations.views.accounts.login_locked_out"
-AXES_CLIENT_IP_CALLABLE = "annotations.throttles.client_address"
+AXES_LOCKOUT_CALLABLE = "accounts.views.login_locked_out"
+AXES_CLIENT_IP_CALLABLE = "common.throttles.client_address"
 # A success must not wipe the failures counted for its address: anyone with an account of their own could
 # otherwise reset the count between guesses at someone else's password.
 AXES_RESET_ON_SUCCESS = False
@@ -310,8 +318,8 @@ CONTENT_SECURITY_POLICY = {
 
 # The app's own pages for 400/403/404/500 (faithanno/urls.py), a failed CSRF check and, with DEBUG on,
 # uncaught exceptions: nobody is shown Django's technical pages (tracebacks go to the log).
-CSRF_FAILURE_VIEW = "annotations.views.errors.csrf_failure"
-DEFAULT_EXCEPTION_REPORTER = "annotations.views.errors.ErrorPageReporter"
+CSRF_FAILURE_VIEW = "common.error_pages.csrf_failure"
+DEFAULT_EXCEPTION_REPORTER = "common.error_pages.ErrorPageReporter"
 
 LOGGING = {
     "version": 1,
@@ -331,14 +339,14 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    # JSON bodies are checked for non-finite numbers, NUL and lone surrogates (annotations/validation.py).
+    # JSON bodies are checked for non-finite numbers, NUL and lone surrogates (common/validation.py).
     "DEFAULT_PARSER_CLASSES": [
-        "annotations.api.fields.CheckedJSONParser",
+        "api.fields.CheckedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_PAGINATION_CLASS": "annotations.api.common.Pagination",
-    "DEFAULT_THROTTLE_CLASSES": ["annotations.throttles.AnonThrottle", "annotations.throttles.UserThrottle"],
+    "DEFAULT_PAGINATION_CLASS": "api.common.Pagination",
+    "DEFAULT_THROTTLE_CLASSES": ["common.throttles.AnonThrottle", "common.throttles.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
     "NUM_PROXIES": NUM_PROXIES,
     "PAGE_SIZE": API_PAGE_SIZE,

@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from corpus.models import Dataset, Document
 from django.conf import settings
 
-from annotations.models import Dataset, Document
 from scoring.explainers import (
     abstractiveness,
     bertscore,
@@ -95,7 +95,7 @@ def _device() -> str:
 
 
 def _nlp(options: Mapping[str, Any]) -> Any:
-    from scoring.text import load_spacy
+    from corpus.nlp import load_spacy
 
     return load_spacy(options["spacy_model"])
 

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
+from corpus.nlp import Span, WordSpan, word_spans
 from scoring.encoders import TokenEncoder, Tokenized
 from scoring.explainers.base import DocumentInput, Explained, SummaryInput
-from scoring.text import Span, WordSpan, word_spans
 
 if TYPE_CHECKING:
     from spacy.language import Language

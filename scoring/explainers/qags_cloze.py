@@ -21,12 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from corpus.nlp import Phrase, phrases
 from scoring.encoders import SentenceEmbedder
 from scoring.explainers.base import EMPTY_SUMMARY, DocumentInput, Explained, SummaryInput, rounded
 from scoring.explainers.qags import NO_CANDIDATES, Question, candidates_of, filter_questions, scored
 from scoring.explainers.squad import token_f1
 from scoring.nlp_models import Answer
-from scoring.text import Phrase, phrases
 
 if TYPE_CHECKING:
     from spacy.language import Language

@@ -6,13 +6,14 @@ import json
 from collections.abc import Callable
 
 import pytest
+from corpus.models import Dataset, Summary
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotations.models import Assignment, Dataset, Judgement, Study, Summary
-from annotations.services.studies import assignment_submit
 from scoring.models import Explanation
+from studies.models import Assignment, Judgement, Study
+from studies.services.studies import assignment_submit
 from tests.conftest import DATA, client_for, units_of
 
 pytestmark = pytest.mark.django_db

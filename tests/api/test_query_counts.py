@@ -6,12 +6,13 @@ from collections.abc import Callable
 from urllib.parse import urlencode
 
 import pytest
+from corpus.models import Dataset, Summary
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotations.models import Dataset, Judgement, Study, Summary
+from studies.models import Judgement, Study
 from tests.api.test_endpoints import agree
 
 pytestmark = pytest.mark.django_db

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from corpus.models import Dataset
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.models import Dataset
-from faithanno.progress import progress_bar
-from scoring.errors import ModelLoadError
+from common.model_errors import ModelLoadError
+from common.progress import progress_bar
 from scoring.explainers.bertscore import SPECIAL_TOKEN_MODES, STRATEGIES
 from scoring.registry import METRICS
 from scoring.services import (
