@@ -6,7 +6,6 @@ import re
 import secrets
 from collections.abc import Sequence
 
-from corpus.models import Dataset
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser, Group
 from django.contrib.auth.password_validation import validate_password
@@ -14,6 +13,7 @@ from django.db import transaction
 from rest_framework.authtoken.models import Token
 
 from common import roles
+from corpus.models import Dataset
 
 
 def role_group(role: str) -> Group:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from corpus.models import Dataset
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 from rest_framework.pagination import PageNumberPagination
@@ -12,6 +11,7 @@ from rest_framework.views import APIView
 
 from common import roles
 from common.validation import page_size
+from corpus.models import Dataset
 from corpus.selectors import datasets_with_counts
 from studies.models import Study
 from studies.selectors.access import studies_for_user

@@ -6,7 +6,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from corpus.models import Document, Summary
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -22,6 +21,7 @@ from api.common import RESEARCHERS, dataset_or_404
 from common.model_errors import ModelLoadError
 from corpus import selectors as selectors
 from corpus.importers import FORMATS, ImportFormatError, parse
+from corpus.models import Document, Summary
 from scoring.explainers.bertscore import SPECIAL_TOKEN_MODES, STRATEGIES
 from scoring.registry import METRICS
 from scoring.services import BrokerUnavailable, explanations_compute_many, explanations_enqueue

@@ -39,10 +39,10 @@ def setup_django() -> None:
 
 def build(judgements: int) -> int:
     """Create the synthetic study; returns its id. Rows are written with COPY (bulk_create is 10x slower)."""
-    from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
     from django.contrib.auth import get_user_model
     from django.db import connection, transaction
 
+    from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
     from scoring.models import Explanation
     from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
 
@@ -139,9 +139,9 @@ def build(judgements: int) -> int:
 
 
 def delete() -> None:
-    from corpus.models import Dataset
     from django.contrib.auth import get_user_model
 
+    from corpus.models import Dataset
     from studies.models import Study
 
     dataset = Dataset.objects.filter(name=DATASET).first()

@@ -242,13 +242,13 @@ def explanation(summary: Any, metric: str, payload: dict[str, Any]) -> Any:
 
 
 def build(args: argparse.Namespace) -> None:
-    from corpus.models import Dataset, Document, HumanScore, Summary
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
     from django.utils import timezone
 
     from accounts.services import role_group
     from common import roles
+    from corpus.models import Dataset, Document, HumanScore, Summary
     from protocols.tasks import STUDY_TASKS
     from scoring.models import Explanation
     from studies.models import Assignment, Judgement, Study
@@ -372,13 +372,13 @@ def build(args: argparse.Namespace) -> None:
 
 
 def measure_pages(repeat: int) -> list[tuple[str, float, float, int]]:
-    from corpus.models import Summary
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
 
+    from corpus.models import Summary
     from protocols.tasks import STUDY_TASKS
     from studies.models import Assignment, Judgement, Study, StudyItem
 

@@ -34,10 +34,10 @@ ERROR_TYPES = ("Entity", "Predicate", "Circumstance")
 
 
 def build(documents: int, seed: int) -> None:
-    from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
     from django.db import transaction
 
     from accounts.services import external_annotators_get_or_create
+    from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
     from scoring.models import Explanation
     from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
 
@@ -118,7 +118,6 @@ def build(documents: int, seed: int) -> None:
 
 
 def measure(repeat: int) -> None:
-    from corpus.models import Dataset, Summary
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.http import QueryDict
@@ -129,6 +128,7 @@ def measure(repeat: int) -> None:
     from accounts.services import account_create
     from analysis.selectors.browse import summaries_browse
     from common import roles
+    from corpus.models import Dataset, Summary
 
     dataset = Dataset.objects.get(name=DATASET)
     researcher = get_user_model().objects.filter(username="bench-browser").first()

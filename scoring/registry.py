@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpus.models import Dataset, Document
 from django.conf import settings
 
+from corpus.models import Dataset, Document
 from scoring.explainers import (
     abstractiveness,
     bertscore,

@@ -21,13 +21,13 @@ from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from corpus.models import Dataset, Document, Summary
 from django.conf import settings
 from django.db import transaction
 from django.db.models.functions import Length
 from django.utils import timezone
 
 from common.model_errors import ModelLoadError
+from corpus.models import Dataset, Document, Summary
 from scoring.explainers import bertscore
 from scoring.explainers.base import DocumentInput, Explained, Explainer, SummaryInput
 from scoring.models import Explanation, ScoringClaim

@@ -12,9 +12,9 @@ import os
 from typing import Any
 
 from celery import shared_task
-from corpus.models import Dataset, Summary
 from django.conf import settings
 
+from corpus.models import Dataset, Summary
 from scoring.models import Explanation
 from scoring.registry import metric_plan
 from scoring.services import config_hash, explanations_compute

@@ -2,13 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from corpus.models import Dataset, Summary
 from django import forms
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 
 from common import roles
 from common.validation import INT32_MAX, INT32_MIN, text_problem
+from corpus.models import Dataset, Summary
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, BUMP_TYPE_NAMES, STUDY_TASKS, get_task
 from studies.selectors.selection import ItemSelection, SelectionOptions
 from studies.services.studies import MAX_RECLAIM_HOURS

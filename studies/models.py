@@ -1,98 +1,16 @@
-"""Corpus, studies and judgements.
+"""Studies: their tasks, items, assignments and the judgements annotators submit.
 
-Data flows import -> score -> study/assign -> judge -> analyse -> export. These models only hold
-state; every write goes through annotations.services and every read through annotations.selectors.
+These models only hold state; every write goes through studies.services and every read through the
+selectors (studies.selectors, analysis.selectors).
 """
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.auth.models import User
 from django.db import models
 from django.utils import timezone
 
-
-class Dataset(models.Model):
-    name = models.CharField(max_length=200, unique=True)
-    description = models.TextField(blank=True)
-    source_format = models.CharField(max_length=50, help_text="import format that created the dataset")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class Document(models.Model):
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="documents")
-    external_id = models.CharField(max_length=200)
-    title = models.CharField(max_length=300, blank=True)
-    text = models.TextField(blank=True, help_text="empty when the source only gave an id")
-    # [[start, end], ...] character offsets of each sentence, from the spaCy model in settings.
-    sentences = models.JSONField(default=list, blank=True)
-    meta = models.JSONField(default=dict, blank=True)
-
-    class Meta:
-        ordering = ["dataset", "external_id"]
-        constraints = [models.UniqueConstraint(fields=["dataset", "external_id"], name="document_unique_per_dataset")]
-
-    def __str__(self) -> str:
-        return self.title or f"{self.dataset.name} / {self.external_id}"
-
-
-class Summary(models.Model):
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="summaries")
-    # Unique within the document; importers default it to the system name.
-    external_id = models.CharField(max_length=200)
-    system = models.CharField(max_length=100)
-    text = models.TextField(blank=True)
-    sentences = models.JSONField(default=list, blank=True)
-    is_reference = models.BooleanField(default=False)
-    meta = models.JSONField(default=dict, blank=True)
-
-    class Meta:
-        ordering = ["document", "external_id"]
-        verbose_name_plural = "summaries"
-        constraints = [models.UniqueConstraint(fields=["document", "external_id"], name="summary_unique_per_document")]
-        indexes = [models.Index(fields=["system"])]
-
-    def __str__(self) -> str:
-        return f"{self.document} / {self.system}"
-
-
-class SummaryScore(models.Model):
-    """A named scalar attached to a summary by an import."""
-
-    name = models.CharField(max_length=100)
-    value = models.FloatField()
-    source = models.CharField(max_length=100, blank=True)
-
-    class Meta:
-        abstract = True
-        ordering = ["summary", "name"]
-
-    def __str__(self) -> str:
-        return f"{self.name}={self.value:g}"
-
-
-class HumanScore(SummaryScore):
-    """An imported gold score, e.g. Maynez et al.'s "Faithful" or FRANK's "Factuality"."""
-
-    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="human_scores")
-
-    class Meta(SummaryScore.Meta):
-        constraints = [models.UniqueConstraint(fields=["summary", "name"], name="human_score_unique")]
-
-
-class MetricScore(SummaryScore):
-    """An imported metric score, e.g. FRANK's FactCC output. Computed scores live in scoring.Explanation."""
-
-    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="metric_scores")
-
-    class Meta(SummaryScore.Meta):
-        constraints = [models.UniqueConstraint(fields=["summary", "name"], name="metric_score_unique")]
+from corpus.models import Dataset, Summary
 
 
 class Study(models.Model):
@@ -119,6 +37,8 @@ class Study(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_study"
         ordering = ["-created_at"]
         verbose_name_plural = "studies"
 
@@ -139,6 +59,8 @@ class StudyTask(models.Model):
     options = models.JSONField(default=dict, blank=True)
 
     class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_studytask"
         ordering = ["study", "task"]
         constraints = [models.UniqueConstraint(fields=["study", "task"], name="study_task_unique")]
 
@@ -158,6 +80,8 @@ class GuidelinesVersion(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_guidelinesversion"
         ordering = ["study_task", "-version"]
         constraints = [models.UniqueConstraint(fields=["study_task", "version"], name="guidelines_version_unique")]
 
@@ -188,6 +112,8 @@ class StudyExample(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_studyexample"
         ordering = ["study_task", "position", "pk"]
 
     def __str__(self) -> str:
@@ -206,6 +132,8 @@ class StudyItem(models.Model):
     params = models.JSONField(default=dict, blank=True)
 
     class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_studyitem"
         ordering = ["study_task", "position"]
         constraints = [models.UniqueConstraint(fields=["study_task", "summary"], name="study_item_unique_summary")]
 
@@ -240,6 +168,8 @@ class Assignment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_assignment"
         ordering = ["annotator", "position"]
         constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_annotator")]
         indexes = [models.Index(fields=["annotator", "status"]), models.Index(fields=["status", "touched_at"])]
@@ -266,16 +196,10 @@ class Judgement(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_judgement"
         ordering = ["assignment", "unit_index"]
         constraints = [models.UniqueConstraint(fields=["assignment", "unit_index"], name="judgement_unique_unit")]
 
     def __str__(self) -> str:
         return f"{self.assignment} #{self.unit_index}: {self.label}"
-
-
-class AnnotatorAccount(User):
-    """The admin's "Annotators" page: people in the annotator role (a proxy over the user model)."""
-
-    class Meta:
-        proxy = True
-        verbose_name = "annotator"

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus.models import Dataset
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.core.cache import cache
@@ -20,6 +19,7 @@ from django.test import Client
 from accounts.services import account_create
 from common import roles
 from corpus.importers import parse
+from corpus.models import Dataset
 from studies.services.imports import dataset_import
 
 DATA = Path(__file__).parent / "data"
@@ -170,7 +170,6 @@ def task_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, 
     data that follows docs/EXPLANATIONS.md); BUMP edits the three reference summaries.
     """
     from corpus.models import Summary
-
     from protocols.tasks import STUDY_TASKS
     from studies.services.studies import study_create
     from tests.factories import explain_dataset_for_qgqa_and_entailment

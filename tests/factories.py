@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from corpus.models import Summary
-
 from scoring.models import Explanation
 
 

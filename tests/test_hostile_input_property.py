@@ -17,7 +17,6 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from corpus.models import Summary
 from django.contrib.auth.models import AbstractUser
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
@@ -27,6 +26,7 @@ from hypothesis import strategies as st
 
 from analysis.selectors.browse import PARAMETERS as BROWSE_PARAMETERS
 from corpus.importers import parse
+from corpus.models import Summary
 from protocols.tasks import BUMP_ERROR_TYPES
 from studies.models import Assignment, Study, StudyExample
 from studies.services.examples import study_example_annotate, study_example_create
@@ -34,7 +34,7 @@ from studies.services.imports import dataset_import
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for, units_of, write_jsonl
 from tests.snapshots import changed_tables, database_state
-from tests.test_submissions import item_of
+from tests.studies.test_submissions import item_of
 
 WRITE_EXAMPLES = 10  # per write endpoint
 QUERY_EXAMPLES = 3  # per page or API endpoint

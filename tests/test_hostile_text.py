@@ -10,18 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus.models import Dataset
 from django.contrib.auth.models import AbstractUser
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from corpus.importers import ImportFormatError, parse
+from corpus.models import Dataset
 from studies.forms import GuidelinesForm, StudyCreateForm
 from studies.models import Study
 from tests.api.conftest import api_client_for
 from tests.conftest import DATA, client_for, units_of, write_jsonl
 from tests.snapshots import changed_tables, database_state
-from tests.test_submissions import item_of
+from tests.studies.test_submissions import item_of
 
 pytestmark = pytest.mark.django_db
 

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.contrib.auth.models import AbstractUser
 from django.db import transaction
 from django.urls import reverse
 
 from accounts.services import external_username
 from corpus.importers import parse
+from corpus.models import Dataset, Summary
 from studies.models import Assignment, Study, StudyItem
 from studies.services.imports import dataset_import
 from studies.services.studies import assignment_submit, study_create

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.contrib.auth.models import AbstractUser
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from corpus.models import Dataset, Summary
 from studies.models import Assignment, Study
 from studies.services.studies import assignment_submit, study_create
 from tests.conftest import client_for, units_of

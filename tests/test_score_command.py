@@ -4,9 +4,9 @@ import io
 from typing import Any
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.core.management import CommandError, call_command
 
+from corpus.models import Dataset, Summary
 from protocols.tasks import bertscore_units
 from scoring import services
 from scoring.models import Explanation

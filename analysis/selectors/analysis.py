@@ -11,12 +11,12 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from corpus.models import Dataset, HumanScore, MetricScore, Summary
 from django.contrib.auth.models import AbstractUser
 from django.db.models import F, FilteredRelation, FloatField, Max, Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
+from corpus.models import Dataset, HumanScore, MetricScore, Summary
 from protocols.tasks import TaskDefinition, get_task
 from scoring.models import Explanation
 from stats import correlation as corr

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from corpus.models import Dataset, HumanScore, MetricScore, Summary
 from django.contrib.auth.models import AbstractUser
 from django.core.cache import cache
 from django.db.models import Count, Exists, F, FloatField, Max, OuterRef, Q, QuerySet
@@ -26,6 +25,7 @@ from analysis.selectors.analysis import (
 )
 from common.validation import MAX_ID, InputError, bounded_int, finite_number
 from corpus.importers.frank import ERROR_CATEGORIES as FRANK_ERROR_CATEGORIES
+from corpus.models import Dataset, HumanScore, MetricScore, Summary
 from protocols.tasks import TASKS
 from scoring.models import Explanation
 from studies.models import Assignment

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from corpus.models import Dataset, Summary
 from django.contrib.auth.models import AbstractUser
 
 from analysis.selectors.analysis import (
@@ -16,6 +15,7 @@ from analysis.selectors.analysis import (
     metric_values,
     study_enhanced_scores,
 )
+from corpus.models import Dataset, Summary
 from stats.enhanced import AGGREGATIONS
 from studies.models import Study
 from studies.selectors.studies import study_judgements_in_order

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from corpus.models import Document, HumanScore, MetricScore, Summary
 from django.contrib.auth.models import AbstractUser
 
 from analysis.selectors.analysis import labels_table
+from corpus.models import Document, HumanScore, MetricScore, Summary
 from protocols.tasks import TaskDefinition, get_task
 from scoring.models import Explanation
 from scoring.registry import display_name

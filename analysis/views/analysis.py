@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from corpus.models import Dataset
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
@@ -15,6 +14,7 @@ from analysis.selectors import analysis as selectors
 from analysis.views.downloads import judgements_download, summaries_download
 from common.exports import EXPORT_FORMATS
 from common.views import researcher_required
+from corpus.models import Dataset
 from corpus.selectors import datasets_with_counts
 from protocols.tasks import get_task
 from stats import plots

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from corpus.models import Dataset
 from django.core.paginator import Page, Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -13,6 +12,7 @@ from django.views.decorators.http import require_GET
 from analysis.selectors.browse import PARAMETERS, SORTS, browse_facets, summaries_browse
 from common.validation import InputError, page_size
 from common.views import researcher_required
+from corpus.models import Dataset
 from corpus.selectors import dataset_documents as dataset_documents_select
 
 DEFAULT_PAGE_SIZE = 50

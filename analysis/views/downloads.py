@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from corpus.models import Dataset
 from django.contrib.auth.models import AbstractUser
 from django.http import HttpResponse
 
 from analysis.selectors import exports as export_selectors
 from common.views import export_response
+from corpus.models import Dataset
 from studies.models import Study
 
 

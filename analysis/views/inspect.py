@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from corpus.models import Summary
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -10,6 +9,7 @@ from django.views.decorators.http import require_GET
 from analysis.selectors.inspect import InspectionError, summary_comparison, summary_inspection
 from common.validation import MAX_ID, InputError, bounded_int
 from common.views import researcher_required
+from corpus.models import Summary
 
 
 @researcher_required

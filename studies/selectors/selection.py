@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from corpus.models import Dataset, HumanScore, MetricScore, Summary
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q
 
+from corpus.models import Dataset, HumanScore, MetricScore, Summary
 from scoring.models import Explanation
 from stats.selection import controversy_ranking
 

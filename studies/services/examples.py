@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from corpus.models import Summary
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -13,6 +12,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from common.validation import InputError, storable_text
+from corpus.models import Summary
 from protocols.tasks import BUMP_ERROR_TYPES, Submission, get_task
 from studies.models import StudyExample, StudyTask
 from studies.selectors.assignments import item_units

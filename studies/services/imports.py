@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
 from django.conf import settings
 from django.db import connection, transaction
 
 from accounts.services import external_annotators_get_or_create
 from corpus.importers.records import ImportBatch, LabelRecord, SummaryRecord
+from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
 from protocols.tasks import get_task
 from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
 

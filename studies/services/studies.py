@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from corpus.models import Dataset, Summary
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -18,6 +17,7 @@ from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.utils import timezone
 
 from common.validation import InputError, finite_number, json_check, storable_text
+from corpus.models import Dataset, Summary
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, Submission, SubmissionError, get_task
 from scoring.models import Explanation
 from studies.models import Assignment, GuidelinesVersion, Judgement, Study, StudyItem, StudyTask

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from corpus.models import Dataset, Summary
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -16,6 +15,7 @@ from analysis.views.downloads import judgements_download
 from common.exports import EXPORT_FORMATS
 from common.validation import MAX_ID, InputError, bounded_int
 from common.views import researcher_required
+from corpus.models import Dataset, Summary
 from protocols.tasks import get_task
 from studies.forms import (
     AnnotatorsAddForm,

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus.models import Dataset
 from django.core.management import CommandError, call_command
 
+from corpus.models import Dataset
 from stats.spans import word_offsets
 from tests.conftest import DATA, write_jsonl
 

@@ -10,13 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.contrib.auth.models import AbstractUser
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from corpus.models import Dataset, Summary
 from studies.models import Assignment, Study
 from studies.services.studies import assignment_submit
 from tests.conftest import DATA, client_for, units_of, write_jsonl

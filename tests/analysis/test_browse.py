@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.contrib.auth.models import AbstractUser
 from django.db import connection
 from django.http import QueryDict
@@ -16,6 +15,7 @@ from django.urls import reverse
 from analysis.selectors.browse import browse_facets, summaries_browse
 from common.validation import InputError
 from corpus.importers import parse
+from corpus.models import Dataset, Summary
 from scoring.models import Explanation
 from studies.services.imports import dataset_import
 from tests.conftest import client_for, write_jsonl

@@ -11,13 +11,13 @@ import csv
 import io
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.contrib.auth.models import AbstractUser
 from django.urls import reverse
 from scipy import stats
 
 from analysis.selectors.analysis import study_enhanced_scores, study_enhanced_table
 from corpus.importers import parse
+from corpus.models import Dataset, Summary
 from scoring.models import Explanation
 from studies.models import Assignment, Study, StudyItem, StudyTask
 from studies.services.imports import dataset_import

@@ -69,7 +69,7 @@ def test_it_refuses_an_unknown_export_format(judged_study: Study, rita: Abstract
 def test_it_exports_the_note_and_the_edit_of_a_judgement(
     task_study: Study, alice: AbstractUser, tmp_path: Path
 ) -> None:
-    from tests.test_submissions import item_of, submit
+    from tests.studies.test_submissions import item_of, submit
 
     client = client_for(alice)
     qags = item_of(task_study, alice, "sentence_consistency")

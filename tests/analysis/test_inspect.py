@@ -9,7 +9,6 @@ import re
 from typing import Any
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.contrib.auth.models import AbstractUser
 from django.db import connection
 from django.test import Client
@@ -17,6 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils.html import escape
 
+from corpus.models import Dataset, Summary
 from scoring.models import Explanation
 from studies.models import Assignment, Study
 from studies.services.studies import assignment_submit, study_create

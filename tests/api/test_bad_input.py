@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from corpus.models import Dataset
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from corpus.models import Dataset
 from studies.models import Study
 
 pytestmark = pytest.mark.django_db

@@ -6,11 +6,11 @@ import json
 from collections.abc import Callable
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from corpus.models import Dataset, Summary
 from scoring.models import Explanation
 from studies.models import Assignment, Judgement, Study
 from studies.services.studies import assignment_submit

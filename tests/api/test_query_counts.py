@@ -6,12 +6,12 @@ from collections.abc import Callable
 from urllib.parse import urlencode
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from corpus.models import Dataset, Summary
 from studies.models import Judgement, Study
 from tests.api.test_endpoints import agree
 

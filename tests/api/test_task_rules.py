@@ -10,12 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from corpus.models import Dataset
 from django.contrib.auth.models import AbstractUser
 from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from corpus.models import Dataset
 from protocols.tasks import STUDY_TASKS, get_task
 from studies.models import Assignment, Study
 from studies.services.studies import study_create

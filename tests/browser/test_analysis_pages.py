@@ -4,10 +4,10 @@ import io
 from typing import Any
 
 import pytest
-from corpus.models import Dataset
 from django.contrib.auth.models import AbstractUser
 from django.core.management import call_command
 
+from corpus.models import Dataset
 from tests.conftest import DATA, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.contrib.auth.models import AbstractUser
 from django.urls import reverse
 
+from corpus.models import Dataset, Summary
 from scoring.models import Explanation
 from tests.browser.conftest import open_as
 from tests.browser.test_task_views import UNNAMED_CONTROLS

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from corpus.models import Summary
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import ValidationError
 
+from corpus.models import Summary
 from protocols.tasks import STUDY_TASKS
 from studies.models import Assignment, Judgement, Study, StudyExample
 from studies.services.examples import study_example_create

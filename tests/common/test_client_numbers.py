@@ -9,8 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.apps import apps
 from django.contrib.auth.models import AbstractUser
+from django.db import connection
+from django.db.migrations.loader import MigrationLoader
 from django.urls import reverse
 
 from studies.models import Assignment, Study
@@ -121,7 +122,9 @@ def test_it_repairs_times_stored_as_nan_or_infinity(
     url = reverse("api_study", args=[bertscore_study.pk])
     assert researcher.get(url).status_code == 500
     migration = importlib.import_module("annotations.migrations.0005_repair_nonfinite_time_spent")
-    migration.repair_time_spent(apps, None)
+    # The models the migration was written for (annotations.Assignment, on today's studies table).
+    loader = MigrationLoader(connection)
+    migration.repair_time_spent(loader.project_state(("annotations", "0005_repair_nonfinite_time_spent")).apps, None)
     times = dict(Assignment.objects.filter(pk__in=[first.pk, second.pk, third.pk]).values_list("pk", "time_spent"))
     assert times == {first.pk: 0.0, second.pk: 0.0, third.pk: 42.0}
     answer = researcher.get(url)

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus.models import Dataset
 from django.contrib.auth.models import AbstractUser
 from django.core.management import call_command
 from django.urls import reverse
@@ -20,6 +19,7 @@ from django.urls import reverse
 from common import roles
 from common.exports import FORMULA_TRIGGERS, csv_cell, csv_chunks
 from corpus.importers import parse
+from corpus.models import Dataset
 from studies.models import Assignment, Study
 from studies.services.imports import dataset_import
 from studies.services.studies import assignment_submit, study_create

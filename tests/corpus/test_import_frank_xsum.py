@@ -6,10 +6,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from corpus.models import Document, Summary
 from django.core.management import CommandError, call_command
 
 from corpus.importers.frank_xsum import locate_span
+from corpus.models import Document, Summary
 from studies.models import Assignment, Judgement, Study
 from tests.conftest import DATA
 

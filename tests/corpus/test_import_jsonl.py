@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
 from django.core.management import CommandError, call_command
 
+from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
 from studies.models import Assignment, Judgement, Study
 from tests.conftest import DATA, write_jsonl
 
@@ -186,7 +186,7 @@ def test_it_reports_a_missing_file() -> None:
 
 
 def test_it_imports_the_example_of_the_format_documentation(tmp_path: Path) -> None:
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "IMPORT_FORMATS.md").read_text()
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "IMPORT_FORMATS.md").read_text()
     example = docs.split("### Example", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
     run_import(write_jsonl(tmp_path / "example.jsonl", [json.loads(line) for line in example.splitlines()]))
     summary = Summary.objects.get(system="ModelA")

@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
 from django.core.management import CommandError, call_command
 
+from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
 from studies.models import Assignment, Judgement, Study
 from tests.conftest import DATA, write_jsonl
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 import io
 
 import pytest
-from corpus.models import Document, Summary
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from common import roles
+from corpus.models import Document, Summary
 from demo.management.commands.demo_setup import (
     DEMO_BUMP,
     DEMO_DATASET,

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.core.management import CommandError, call_command
 
 from corpus.importers import parse
+from corpus.models import Dataset, Summary
 from protocols.tasks import entailment_units, qgqa_units
 from scoring import services
 from scoring.explainers import similarity

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 import redis
-from corpus.models import Dataset, Summary
 
 from corpus.importers import parse
+from corpus.models import Dataset, Summary
 from scoring.models import Explanation, ScoringClaim
 from scoring.services import explanations_enqueue
 from studies.services.imports import dataset_import

@@ -5,12 +5,12 @@ import re
 from collections import Counter
 
 import pytest
-from corpus.models import Dataset
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
 from common import roles
+from corpus.models import Dataset
 from studies.models import Assignment, StudyItem
 from studies.services.studies import assignments_distribute, study_create
 from tests.conftest import make_user

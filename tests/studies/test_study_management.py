@@ -10,7 +10,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from corpus.models import Dataset, Summary
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management import call_command
@@ -19,6 +18,7 @@ from django.utils import timezone
 
 from common import roles
 from corpus.importers import parse
+from corpus.models import Dataset, Summary
 from studies.models import Assignment, Study, StudyExample, StudyItem
 from studies.selectors.selection import ItemSelection
 from studies.selectors.studies import study_progress, study_task_progress

@@ -3,10 +3,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from corpus.models import Dataset
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.selectors.analysis import COEFFICIENTS, SPAN_UNITS, AnalysisError, agreement_compute, study_task_get
+from corpus.models import Dataset
 from stats.agreement import LEVELS
 from studies.models import Study, StudyTask
 

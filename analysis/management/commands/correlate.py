@@ -3,10 +3,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from corpus.models import Dataset
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.selectors.analysis import AnalysisError, dataset_correlations
+from corpus.models import Dataset
 from stats.correlation import LEVELS, METHODS
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from corpus.models import Dataset, Summary
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
@@ -20,6 +19,7 @@ from accounts.services import account_create
 from common import roles
 from common.progress import progress_bar, progress_iter
 from corpus.importers import parse
+from corpus.models import Dataset, Summary
 from protocols.tasks import get_task
 from scoring.services import explanations_compute_many
 from studies.models import Judgement, Study, StudyItem

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from corpus.models import Dataset
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from common.model_errors import ModelLoadError
 from common.progress import progress_bar
+from corpus.models import Dataset
 from scoring.explainers.bertscore import SPECIAL_TOKEN_MODES, STRATEGIES
 from scoring.registry import METRICS
 from scoring.services import (

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from corpus.models import Dataset
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from corpus.models import Dataset
 from protocols.tasks import STUDY_TASKS
 from studies.selectors.selection import ItemSelection
 from studies.services.studies import study_create

@@ -3,10 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from corpus.models import Dataset
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from common.exports import chunks_write, jsonl_chunks
+from corpus.models import Dataset
 from corpus.selectors import dataset_jsonl_records
 
 
