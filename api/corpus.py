@@ -24,6 +24,7 @@ from corpus.importers import FORMATS, ImportFormatError, parse
 from corpus.models import Document, Summary
 from scoring.explainers.bertscore import SPECIAL_TOKEN_MODES, STRATEGIES
 from scoring.registry import METRICS
+from scoring.selectors import summary_explanations
 from scoring.services import BrokerUnavailable, explanations_compute_many, explanations_enqueue
 from studies.services.imports import dataset_import
 
@@ -272,7 +273,7 @@ class ExplanationListApi(APIView):
     @extend_schema(responses=ExplanationOutput(many=True))
     def get(self, request: Request, summary_id: int) -> Response:
         summary = get_object_or_404(Summary, pk=summary_id)
-        return Response(ExplanationOutput(selectors.summary_explanations(summary=summary), many=True).data)
+        return Response(ExplanationOutput(summary_explanations(summary=summary), many=True).data)
 
 
 class ScoreReportOutput(serializers.Serializer):

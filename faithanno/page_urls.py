@@ -1,6 +1,7 @@
 from django.urls import path
 
 from analysis.views import analysis, browse, inspect
+from analysis.views import studies as study_pages
 from common import views as common
 from studies.views import annotate, studies
 
@@ -13,8 +14,8 @@ urlpatterns = [
     path("annotate/<int:assignment_id>/draft/", annotate.annotate_draft, name="annotate_draft"),
     path("studies/", studies.studies, name="studies"),
     path("studies/new/", studies.study_new, name="study_new"),
-    path("studies/<int:study_id>/", studies.study_detail, name="study_detail"),
-    path("studies/<int:study_id>/judgements.<str:format_name>", studies.study_export, name="study_export"),
+    path("studies/<int:study_id>/", study_pages.study_detail, name="study_detail"),
+    path("studies/<int:study_id>/judgements.<str:format_name>", study_pages.study_export, name="study_export"),
     # study management (issue 4)
     path("studies/<int:study_id>/settings/", studies.study_settings, name="study_settings"),
     path("studies/<int:study_id>/annotators/", studies.study_annotators, name="study_annotators"),

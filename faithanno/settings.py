@@ -435,6 +435,8 @@ FAITHANNO_SCORING_RETRY_SECONDS = envint("FAITHANNO_SCORING_RETRY_SECONDS", "60"
 # --- Workers (Celery with a Redis broker) -------------------------------------------------------------
 # `python manage.py score ... --enqueue` puts scoring tasks on the queue; `celery -A faithanno worker`
 # on any machine that reaches the broker and the database runs them.
+# The Celery app (configured from the CELERY_ settings below); scoring imports it by this name when it enqueues.
+FAITHANNO_CELERY_APP = "faithanno.celery.app"
 CELERY_BROKER_URL = os.getenv("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
 CELERY_RESULT_BACKEND = os.getenv("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
 CELERY_TASK_DEFAULT_QUEUE = os.getenv("CELERY_TASK_DEFAULT_QUEUE", "faithanno-scoring")

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models.functions import Length
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from common.model_errors import ModelLoadError
 from corpus.models import Dataset, Document, Summary
@@ -372,8 +373,10 @@ def explanations_enqueue(
     The options are resolved here, so every worker computes this configuration whatever its own
     settings say (its device and batch size aside). Raises BrokerUnavailable when the broker is down.
     """
-    from faithanno.celery import app
     from scoring.tasks import score_documents
+
+    # The project's Celery app, named in the settings (it is configured there), imported only to enqueue.
+    app = import_string(settings.FAITHANNO_CELERY_APP)
 
     try:
         with app.connection_for_write() as connection:

@@ -23,6 +23,7 @@ from stats import correlation as corr
 from stats.agreement import (
     LEVELS,
     AnnotatorAgreement,
+    FleissKappa,
     ItemAgreement,
     annotator_agreements,
     fleiss_kappa,
@@ -661,3 +662,10 @@ def highlight_summaries(
 
 def dataset_highlighter(*, dataset: Dataset, user: AbstractUser | None) -> list[dict[str, object]]:
     return [score.as_dict() for score in highlighter_scores(highlight_summaries(dataset=dataset, user=user))]
+
+
+def study_agreement(*, study_task: StudyTask, dont_know_as_incorrect: bool = False) -> FleissKappa:
+    """Fleiss' kappa over the units of a study task (thesis Table 5.1; footnote 4 maps don't know)."""
+    return agreement_compute(
+        study_task=study_task, coefficient="fleiss", dont_know_as_incorrect=dont_know_as_incorrect
+    ).result

@@ -8,9 +8,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet, Sum
 
-from analysis.selectors.analysis import agreement_compute
-from stats.agreement import FleissKappa
-from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
+from studies.models import Assignment, Judgement, Study, StudyItem
 
 
 @dataclass(frozen=True)
@@ -105,13 +103,6 @@ def study_task_progress(*, study: Study) -> dict[int, TaskProgress]:
         )
         for task_id, n in items.items()
     }
-
-
-def study_agreement(*, study_task: StudyTask, dont_know_as_incorrect: bool = False) -> FleissKappa:
-    """Fleiss' kappa over the units of a study task (thesis Table 5.1; footnote 4 maps don't know)."""
-    return agreement_compute(
-        study_task=study_task, coefficient="fleiss", dont_know_as_incorrect=dont_know_as_incorrect
-    ).result
 
 
 def study_items(*, study: Study) -> QuerySet[StudyItem]:

@@ -1,4 +1,7 @@
-"""Researcher pages: studies, their set-up, progress and agreement, examples, guidelines and downloads."""
+"""Researcher pages: studies, their set-up, annotators, examples and guidelines.
+
+A study's progress and agreement page is analysis.views.studies.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +14,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.views.downloads import judgements_download
-from common.exports import EXPORT_FORMATS
 from common.validation import MAX_ID, InputError, bounded_int
 from common.views import researcher_required
 from corpus.models import Dataset, Summary
@@ -26,7 +27,6 @@ from studies.forms import (
     StudySettingsForm,
 )
 from studies.models import Study, StudyExample, StudyTask
-from studies.selectors import studies as selectors
 from studies.selectors.access import studies_for_user
 from studies.selectors.assignments import item_units, saved_work, task_examples
 from studies.selectors.selection import selection_options
@@ -44,13 +44,13 @@ from studies.views.frame import frame_context, json_body, submission_parts, task
 EXAMPLE_CANDIDATES = 300
 
 
-def _visible_study(request: HttpRequest, study_id: int) -> Study:
+def visible_study(request: HttpRequest, study_id: int) -> Study:
     """A study the user runs (admins: any). Other studies answer 404, not 403: their ids are nobody's business."""
     return get_object_or_404(studies_for_user(user=request.user), pk=study_id)
 
 
 def _visible_task(request: HttpRequest, study_id: int, task_id: int) -> StudyTask:
-    study = _visible_study(request, study_id)
+    study = visible_study(request, study_id)
     return get_object_or_404(StudyTask.objects.select_related("study__dataset"), pk=task_id, study=study)
 
 
@@ -96,47 +96,9 @@ def study_new(request: HttpRequest) -> HttpResponse:
 
 
 @researcher_required
-@require_GET
-def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
-    study = _visible_study(request, study_id)
-    dont_know_as_incorrect = request.GET.get("dont_know") == "incorrect"
-    task_progress = selectors.study_task_progress(study=study)
-    tasks = [
-        {
-            "task": study_task,
-            "definition": get_task(study_task.task),
-            "progress": task_progress.get(study_task.pk),
-            "agreement": selectors.study_agreement(
-                study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect
-            ),
-        }
-        for study_task in study.tasks.all()
-    ]
-    progress = selectors.study_progress(study=study)
-    return render(
-        request,
-        "annotations/study_detail.html",
-        {
-            "study": study,
-            "tasks": tasks,
-            "progress": progress,
-            "dont_know_as_incorrect": dont_know_as_incorrect,
-            "export_formats": sorted(EXPORT_FORMATS),
-            "settings_form": StudySettingsForm(
-                initial={
-                    "annotators_per_item": study.annotators_per_item,
-                    "reclaim_after_hours": study.reclaim_after_hours,
-                }
-            ),
-            "add_form": AnnotatorsAddForm(exclude=[row.user_id for row in progress if row.member]),
-        },
-    )
-
-
-@researcher_required
 @require_POST
 def study_settings(request: HttpRequest, study_id: int) -> HttpResponse:
-    study = _visible_study(request, study_id)
+    study = visible_study(request, study_id)
     form = StudySettingsForm(request.POST)
     if not form.is_valid():
         for field, errors in form.errors.items():
@@ -159,7 +121,7 @@ def study_settings(request: HttpRequest, study_id: int) -> HttpResponse:
 @require_POST
 def study_annotators(request: HttpRequest, study_id: int) -> HttpResponse:
     """Add annotators (items are topped up to k) or remove one (their open items go to the others)."""
-    study = _visible_study(request, study_id)
+    study = visible_study(request, study_id)
     try:
         if "remove" in request.POST:
             user_id = bounded_int(request.POST["remove"], field="remove", minimum=1, maximum=MAX_ID)
@@ -182,7 +144,7 @@ def study_annotators(request: HttpRequest, study_id: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def study_reclaim(request: HttpRequest, study_id: int) -> HttpResponse:
-    study = _visible_study(request, study_id)
+    study = visible_study(request, study_id)
     if not study.reclaim_after_hours:
         messages.error(request, "Set a reclaim time first.")
     else:
@@ -259,7 +221,7 @@ def study_task_examples(request: HttpRequest, study_id: int, task_id: int) -> Ht
 
 
 def _visible_example(request: HttpRequest, study_id: int, example_id: int) -> StudyExample:
-    study = _visible_study(request, study_id)
+    study = visible_study(request, study_id)
     return get_object_or_404(
         StudyExample.objects.select_related("study_task__study", "summary__document", "explanation"),
         pk=example_id,
@@ -318,10 +280,3 @@ def study_example_remove(request: HttpRequest, study_id: int, example_id: int) -
     example_services.study_example_delete(example=example)
     messages.success(request, "Example deleted.")
     return redirect("study_task_examples", study_id=study_id, task_id=task_id)
-
-
-@researcher_required
-@require_GET
-def study_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
-    study = _visible_study(request, study_id)
-    return judgements_download(study=study, format_name=format_name, filename=f"study-{study.pk}-judgements")

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from common.exports import chunks_write, jsonl_chunks
 from corpus.models import Dataset
-from corpus.selectors import dataset_jsonl_records
+from studies.selectors.dataset_records import dataset_jsonl_records
 
 
 class Command(BaseCommand):
