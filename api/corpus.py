@@ -18,14 +18,12 @@ from rest_framework.views import APIView
 
 from analysis.selectors.browse import FLOAT_PARAMETERS, SORTS, summaries_browse
 from api.common import RESEARCHERS, dataset_or_404
-from common.model_errors import ModelLoadError
+from common.errors import BrokerUnavailable, ModelLoadError
 from corpus import selectors as selectors
 from corpus.importers import FORMATS, ImportFormatError, parse
 from corpus.models import Document, Summary
-from scoring.explainers.bertscore import SPECIAL_TOKEN_MODES, STRATEGIES
-from scoring.registry import METRICS
+from scoring.metrics import METRICS, SPECIAL_TOKEN_MODES, STRATEGIES
 from scoring.selectors import summary_explanations
-from scoring.services import BrokerUnavailable, explanations_compute_many, explanations_enqueue
 from studies.services.imports import dataset_import
 
 
@@ -335,6 +333,9 @@ class ScoringApi(APIView):
             "idf": data["idf"] or None,
             "k": data.get("k"),
         }
+        # The scoring code loads torch: imported by the requests that score, never by the web process at start.
+        from scoring.services import explanations_compute_many, explanations_enqueue
+
         try:
             if data["mode"] == "enqueue":
                 reports = explanations_enqueue(dataset=dataset, metrics=metrics, options=overrides)

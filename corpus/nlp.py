@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from common.model_errors import ModelLoadError
+from common.errors import ModelLoadError
 
 if TYPE_CHECKING:
     from spacy.language import Language

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import torch
 
-from common.model_errors import ModelLoadError
+from common.errors import ModelLoadError
 from scoring.encoders import (
     input_limit,
     load_fast_tokenizer,

@@ -27,12 +27,13 @@ from django.db.models.functions import Length
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from common.model_errors import ModelLoadError
+from common.errors import BrokerUnavailable, ModelLoadError
 from corpus.models import Dataset, Document, Summary
 from scoring.explainers import bertscore
 from scoring.explainers.base import DocumentInput, Explained, Explainer, SummaryInput
+from scoring.metrics import METRICS, display_name
 from scoring.models import Explanation, ScoringClaim
-from scoring.registry import METRICS, MetricPlan, display_name, metric_plan
+from scoring.registry import MetricPlan, metric_plan
 
 __all__ = ["METRICS", "ScoreReport", "explanations_compute", "explanations_compute_many", "explanations_enqueue"]
 
@@ -355,10 +356,6 @@ class EnqueueReport:
             f"{self.documents} documents (configuration {self.config_hash})"
         )
         return lines
-
-
-class BrokerUnavailable(RuntimeError):
-    pass
 
 
 def explanations_enqueue(

@@ -20,8 +20,8 @@ from django.contrib.auth.models import AbstractUser
 from analysis.selectors.analysis import labels_table
 from corpus.models import Document, HumanScore, MetricScore, Summary
 from protocols.tasks import TaskDefinition, get_task
+from scoring.metrics import display_name
 from scoring.models import Explanation
-from scoring.registry import display_name
 from stats.spans import HALLUCINATED, THRESHOLDS, word_labels, word_offsets
 from studies.models import Assignment, Judgement, Study
 from studies.selectors.access import studies_readable

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import torch
 
-from common.model_errors import ModelLoadError
+from common.errors import ModelLoadError
 from scoring.encoders import SentenceEmbedder, TokenEncoder, resolve_device, resolve_model_path
 from scoring.nlp_models import ExtractiveQA, NliModel, QuestionGenerator
 

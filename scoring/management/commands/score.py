@@ -4,11 +4,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from common.model_errors import ModelLoadError
+from common.errors import ModelLoadError
 from common.progress import progress_bar
 from corpus.models import Dataset
-from scoring.explainers.bertscore import SPECIAL_TOKEN_MODES, STRATEGIES
-from scoring.registry import METRICS
+from scoring.metrics import METRICS, SPECIAL_TOKEN_MODES, STRATEGIES
 from scoring.services import (
     DOCUMENTS_PER_BATCH,
     BrokerUnavailable,
