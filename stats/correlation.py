@@ -18,7 +18,6 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from stats.resampling import BOOTSTRAP_BATCH, percentile_interval
 
@@ -81,6 +80,8 @@ def _codes(groups: Sequence[Hashable]) -> tuple[np.ndarray, int]:
 
 
 def _coefficient(method: str, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    from scipy import stats  # scipy.stats takes a second or more to import: only the code that computes pays
+
     if method == "pearson":
         result = stats.pearsonr(x, y)
     elif method == "spearman":
@@ -100,6 +101,8 @@ def _rows_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _rows_coefficient(method: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    from scipy import stats  # scipy.stats takes a second or more to import: only the code that computes pays
+
     if method == "pearson":
         return _rows_pearson(x, y)
     if method == "spearman":
@@ -150,6 +153,8 @@ def correlate(
     With `partial_groups` (e.g. each summary's system) it is the partial correlation controlling for
     the groups; its p-value is the t-test with n - 2 - (groups - 1) degrees of freedom.
     """
+    from scipy import stats  # scipy.stats takes a second or more to import: only the code that computes pays
+
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     x, y, groups, missing = complete_pairs(xs, ys, partial_groups)

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from stats.resampling import batch_sizes, percentile_interval, resample_rows
 
@@ -71,6 +70,8 @@ def _missing(value: float | None) -> bool:
 
 def roc_auc(positives: np.ndarray, negatives: np.ndarray) -> float:
     """P(a faithful summary scores higher than an unfaithful one), ties counting one half (Mann-Whitney)."""
+    from scipy import stats  # scipy.stats takes a second or more to import: only the code that computes pays
+
     ranks = stats.rankdata(np.concatenate([positives, negatives]))
     n_pos, n_neg = len(positives), len(negatives)
     return float((ranks[:n_pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))

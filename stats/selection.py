@@ -12,7 +12,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +26,8 @@ def percentile_ranks(values: Sequence[float]) -> np.ndarray:
     """Ranks scaled to [0, 1] (ties share their average rank); a single value sits in the middle."""
     if len(values) == 1:
         return np.array([0.5])
+    from scipy.stats import rankdata  # scipy.stats takes a second or more to import: only the code that ranks pays
+
     return (rankdata(values, method="average") - 1) / (len(values) - 1)
 
 
