@@ -7,7 +7,7 @@ The database must hold the demo (`manage.py demo_setup`, as bin/start runs it); 
 with plain SQL on the tables (their names did not change when the apps were split), so the same script
 measures a checkout of any version. It starts `gunicorn faithanno.wsgi` with one sync worker, logs in as
 the demo's admin, GETs every page and API list below, then prints the worker's resident set size
-(VmRSS), and the median wall time of `manage.py agreement --help` and of `manage.py export_judgements`
+(VmRSS), and the median wall and CPU time of `manage.py agreement --help` and of `manage.py export_judgements`
 on the demo study (to /dev/null).
 """
 
@@ -169,9 +169,9 @@ def main() -> None:
     paths = pages(ids)
     started, served, statuses = serve_every_page(args.port, paths)
     print(f"gunicorn worker RSS: {started:.0f} MB after start, {served:.0f} MB after {len(paths)} pages {statuses}")
-    print(f"manage.py agreement --help: {command_seconds(['agreement', '--help'], args.runs):.2f} s")
+    print(f"manage.py agreement --help: {command_seconds(['agreement', '--help'], args.runs)}")
     export = ["export_judgements", "--study", str(ids["study"]), "--output", "/dev/null"]
-    print(f"manage.py export_judgements --study {ids['study']}: {command_seconds(export, args.runs):.2f} s")
+    print(f"manage.py export_judgements --study {ids['study']}: {command_seconds(export, args.runs)}")
     print(f"load: {Path('/proc/loadavg').read_text().split()[:3]}")
 
 
