@@ -42,8 +42,9 @@ def first_ids() -> dict[str, int]:
         "WHERE s.kind = 'study' ORDER BY t.id LIMIT 1",
         "item": "SELECT i.id FROM annotations_studyitem i JOIN annotations_studytask t ON t.id = i.study_task_id "
         "JOIN annotations_study s ON s.id = t.study_id WHERE s.kind = 'study' ORDER BY i.id LIMIT 1",
-        "summary": "SELECT summary_id FROM scoring_explanation ORDER BY summary_id LIMIT 1",
-        "summary_b": "SELECT summary_id FROM scoring_explanation ORDER BY summary_id DESC LIMIT 1",
+        "summary": "SELECT min(summary_id) FROM scoring_explanation",
+        "summary_b": "SELECT max(s.id) FROM annotations_summary s WHERE s.document_id = "
+        "(SELECT document_id FROM annotations_summary WHERE id = (SELECT min(summary_id) FROM scoring_explanation))",
         "document": "SELECT id FROM annotations_document ORDER BY id LIMIT 1",
         "assignment": "SELECT id FROM annotations_assignment ORDER BY id LIMIT 1",
     }
@@ -145,19 +146,25 @@ def serve_every_page(port: int, paths: list[str]) -> tuple[float, float, dict[in
                 status = exc.code
                 print(f"  {path}: {status}", file=sys.stderr)
             statuses[status] = statuses.get(status, 0) + 1
+            if os.environ.get("STARTUP_PER_PAGE"):
+                print(f"  {rss_mb(worker):6.0f} MB after {path}", file=sys.stderr)
         return started, rss_mb(worker), statuses
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
 
 
-def command_seconds(arguments: list[str], runs: int) -> float:
-    times = []
+def command_seconds(arguments: list[str], runs: int) -> str:
+    """Median wall time and median CPU time (user + system) of the command, from start to end."""
+    wall, cpu = [], []
     for _ in range(runs):
+        before = os.times()
         started = time.perf_counter()
         subprocess.run([sys.executable, "manage.py", *arguments], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - started)
+        after = os.times()
+        cpu.append(after.children_user - before.children_user + after.children_system - before.children_system)
+    return f"{statistics.median(wall):.2f} s wall, {statistics.median(cpu):.2f} s CPU"
 
 
 def main() -> None:
