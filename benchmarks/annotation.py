@@ -12,7 +12,9 @@ summaries. Explanation payloads are synthetic but follow docs/EXPLANATIONS.md (b
 Then it prints (1) the server time (median of repeated in-process requests) and SQL query count of the
 annotator dashboard, every task view and the researcher's study pages, and (2) the p50/p95/p99 latency,
 throughput and error rate of saving judgements (the submit endpoint, a whole item per request, and the
-draft endpoint) with 50 concurrent simulated annotators over loopback against gunicorn.
+draft endpoint) with 50 concurrent simulated annotators over loopback against gunicorn. Both run with
+a deployment's settings: DEBUG off (lockout, throttles, Content-Security-Policy in place) and the
+throttle counts in Redis (BENCH_CACHE_URL, default redis://127.0.0.1:6379/9), shared by the workers.
 """
 
 from __future__ import annotations
@@ -109,9 +111,10 @@ def ensure_database(url: str, rebuild: bool) -> None:
 def database_ready(url: str, rebuild: bool) -> None:
     """Create (or, with `rebuild`, recreate) the benchmark database, point Django at it and migrate it."""
     ensure_database(url, rebuild)
-    os.environ["DATABASE_URL"] = url
-    os.environ["SECRET_KEY"] = BENCH_SECRET_KEY
+    # The in-process page timings run with the same production settings as the gunicorn server.
+    os.environ.update(production_environment(url))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "faithanno.settings")
+    collect_static()
     import django
 
     django.setup()
@@ -436,15 +439,18 @@ def measure_pages(repeat: int) -> list[tuple[str, float, float, int]]:
 
 def sessions_for(users: list[Any]) -> list[dict[str, str]]:
     from django.conf import settings
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, load_backend
     from django.contrib.sessions.backends.db import SessionStore
     from django.utils.crypto import get_random_string
 
+    # The backend a real login records: the first one that can load users. django-axes' standalone
+    # backend comes first (it must see every attempt) but only vets credentials.
+    backend = next(path for path in settings.AUTHENTICATION_BACKENDS if hasattr(load_backend(path), "get_user"))
     result = []
     for user in users:
         session = SessionStore()
         session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+        session[BACKEND_SESSION_KEY] = backend
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.save()
         csrf = get_random_string(32)
@@ -541,20 +547,30 @@ def load(port: int, clients: int, seconds: float, think: tuple[float, float]) ->
     }
 
 
-def start_server(url: str, port: int, workers: int) -> subprocess.Popen:
-    env = {
-        **os.environ,
+def production_environment(url: str) -> dict[str, str]:
+    """The settings a deployment runs with: DEBUG off (so the lockout, throttles and CSP are in place)."""
+    return {
         "DATABASE_URL": url,
         "DEBUG": "False",
         "SECRET_KEY": BENCH_SECRET_KEY,
-        "ALLOWED_HOSTS": "127.0.0.1",
+        "ALLOWED_HOSTS": "127.0.0.1,testserver",
         "SECURE_SSL_REDIRECT": "False",
         "DB_CONN_MAX_AGE": "60",
         "LOG_LEVEL": "ERROR",
         "STATIC_ROOT": str(Path(tempfile.gettempdir()) / "faithanno-bench-static"),
+        # Throttle counts shared by the gunicorn workers, as docker-compose.yml deploys them.
+        "CACHE_URL": os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/9"),
     }
+
+
+def collect_static() -> None:
     # With DEBUG off the pages use the hashed static file names that collectstatic writes.
+    env = {**os.environ, **production_environment(os.environ["DATABASE_URL"])}
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
+
+
+def start_server(url: str, port: int, workers: int) -> subprocess.Popen:
+    env = {**os.environ, **production_environment(url)}
     server = subprocess.Popen(
         [
             sys.executable,
