@@ -33,7 +33,12 @@ def labelled_summary(
 
 
 def document(i: int, summaries: list[dict[str, Any]], meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"id": f"d{i}", "text": "A source text about a bridge in Cardiff.", "summaries": summaries, "meta": meta or {}}
+    return {
+        "id": f"d{i}",
+        "text": "A source text about a bridge in Cardiff.",
+        "summaries": summaries,
+        "meta": meta or {},
+    }
 
 
 # Labels of system A (three raters each) and system B (a single rater: no agreement to measure).
@@ -96,9 +101,9 @@ def test_it_groups_by_summary_meta_else_document_meta(grouped: None) -> None:
 
 
 def test_it_names_a_group_key_no_summary_has(grouped: None) -> None:
-    with pytest.raises(CommandError, match="no summary .* has the meta key 'annotator_batch'"):
+    with pytest.raises(CommandError, match=r"no summary .* has the meta key 'annotator_batch'"):
         run_json("agreement", "--dataset", "tiny", "--task", "factuality", "--by", "meta.annotator_batch")
-    with pytest.raises(CommandError, match="use 'system' or 'meta.KEY'"):
+    with pytest.raises(CommandError, match=r"use 'system' or 'meta\.KEY'"):
         run_json("agreement", "--dataset", "tiny", "--task", "factuality", "--by", "batch")
 
 
@@ -130,7 +135,11 @@ def span_summary(system: str, marked: dict[str, list[dict[str, Any]]]) -> dict[s
 
 SPAN_MARKS = {
     "M": {"w1": [span("Swansea", "extrinsic")], "w2": [span("in Swansea", "intrinsic")], "w3": []},
-    "N": {"w1": [span("closed", "intrinsic")], "w2": [span("closed", "intrinsic")], "w3": [span("flooding", "extrinsic")]},
+    "N": {
+        "w1": [span("closed", "intrinsic")],
+        "w2": [span("closed", "intrinsic")],
+        "w3": [span("flooding", "extrinsic")],
+    },
 }
 
 
@@ -158,11 +167,7 @@ def test_it_lets_a_metric_join_the_raters(tmp_path: Path) -> None:
     records = [
         document(
             i,
-            [
-                labelled_summary(
-                    "A", f"A {i}.", labels, metric_scores={"M": score} if score is not None else {}
-                )
-            ],
+            [labelled_summary("A", f"A {i}.", labels, metric_scores={"M": score} if score is not None else {})],
         )
         for i, (labels, score) in enumerate(zip(A_LABELS, scores, strict=True))
     ]
@@ -175,7 +180,11 @@ def test_it_lets_a_metric_join_the_raters(tmp_path: Path) -> None:
     assert (row["metric"], row["n_items"], row["n_missing"], row["labels"]) == ("M", 3, 1, ["no", "yes"])
     # M says yes, no, no: the majority of the three labelled summaries exactly.
     assert row["majority"]["agreement"] == 1.0 and row["majority"]["n_items"] == 3
-    assert {a["rater"]: a["agreement"] for a in row["annotators"]} == {"ext.tiny.w1": 1.0, "ext.tiny.w2": 1.0, "ext.tiny.w3": pytest.approx(2 / 3)}
+    assert {a["rater"]: a["agreement"] for a in row["annotators"]} == {
+        "ext.tiny.w1": 1.0,
+        "ext.tiny.w2": 1.0,
+        "ext.tiny.w3": pytest.approx(2 / 3),
+    }
     humans = agreement({i: list(A_LABELS[i].values()) for i in range(3)}, "krippendorff")
     assert row["humans"]["value"] == pytest.approx(humans.value)
     with_metric = agreement({i: [*A_LABELS[i].values(), m] for i, m in enumerate(["yes", "no", "no"])}, "krippendorff")
@@ -187,9 +196,9 @@ def test_it_refuses_thresholds_out_of_order_and_other_bad_metric_raters(tmp_path
     args = ("agreement", "--dataset", "tiny", "--task", "factuality", "--metric-rater", "M")
     with pytest.raises(CommandError, match="2 labels need 1 thresholds, got 2"):
         run_json(*args, "--thresholds", "0.7,0.3")
-    with pytest.raises(CommandError, match="--thresholds: 'x' is not a number"):
+    with pytest.raises(CommandError, match="--thresholds must be a finite number, got 'x'"):
         run_json(*args, "--thresholds", "x")
-    with pytest.raises(CommandError, match="--thresholds: 'nan' is not a finite number"):
+    with pytest.raises(CommandError, match="--thresholds must be a finite number, got 'nan'"):
         run_json(*args, "--thresholds", "nan")
     with pytest.raises(CommandError, match="--metric-rater and --thresholds go together"):
         run_json("agreement", "--dataset", "tiny", "--task", "factuality", "--metric-rater", "M")
@@ -223,12 +232,19 @@ def test_it_correlates_at_document_level(tmp_path: Path) -> None:
     rows = run_json("correlate", "--dataset", "tiny", "--human", "h", "--level", "document", "--bootstrap", "100")
     by_method = {row["method"]: row for row in rows}
     assert set(by_method) == {"pearson", "spearman", "kendall"}
-    flat = [(x, y, d) for d, (xs, ys) in enumerate(zip(metric, human, strict=True)) for x, y in zip(xs, ys, strict=True)]
-    expected = correlate_documents([x for x, _, _ in flat], [y for _, y, _ in flat], [d for *_, d in flat], bootstrap=100)
+    flat = [
+        (x, y, d) for d, (xs, ys) in enumerate(zip(metric, human, strict=True)) for x, y in zip(xs, ys, strict=True)
+    ]
+    expected = correlate_documents(
+        [x for x, _, _ in flat], [y for _, y, _ in flat], [d for *_, d in flat], bootstrap=100
+    )
     assert by_method["pearson"]["r"] == pytest.approx(expected.r) and by_method["pearson"]["n"] == 2
     assert by_method["spearman"]["r"] == pytest.approx(0.0)  # +1 and -1
     assert by_method["pearson"]["excluded"] == {"fewer_than_3_summaries": 1, "constant_metric": 1, "constant_human": 0}
-    assert by_method["pearson"]["ci_low"] <= by_method["pearson"]["ci_high"] and by_method["pearson"]["level"] == "document"
+    assert (
+        by_method["pearson"]["ci_low"] <= by_method["pearson"]["ci_high"]
+        and by_method["pearson"]["level"] == "document"
+    )
     out = io.StringIO()
     call_command("correlate", "--dataset", "tiny", "--human", "h", "--level", "document", stdout=out)
     assert "p=n/a" in out.getvalue() and "fewer_than_3_summaries 1" in out.getvalue()
@@ -267,7 +283,9 @@ def test_it_tunes_a_threshold_on_the_validation_split_and_applies_it_to_test(tmp
         "metaeval", "--dataset", "tiny", "--protocol", "balanced_accuracy", "--label-key", "label", "--bootstrap", "100"
     )
     labels = [1 if (i >= 10) != (i in (1, 18)) else 0 for i in range(20)]
-    expected = balanced_accuracy(labels, [i / 20 for i in range(20)], splits=[split(i) for i in range(20)], bootstrap=100)
+    expected = balanced_accuracy(
+        labels, [i / 20 for i in range(20)], splits=[split(i) for i in range(20)], bootstrap=100
+    )
     assert row["tuning"] == "split" and row["split_key"] == "split"
     assert (row["value"], row["threshold"], row["n_tune"], row["n_test"]) == (
         pytest.approx(expected.value), pytest.approx(expected.threshold), 10, 10,
@@ -283,6 +301,12 @@ def test_it_tunes_a_threshold_on_the_validation_split_and_applies_it_to_test(tmp
         "metaeval", "--dataset", "tiny", "--protocol", "roc_auc", "--label-key", "label", "--by", "system"
     )
     assert [r["group"] for r in groups] == ["overall", "A", "B"] and groups[0]["n"] == 20
+    # System A's summaries are all in the validation split: that group is undefined, the others stand.
+    per_system = run_json(
+        "metaeval", "--dataset", "tiny", "--protocol", "balanced_accuracy", "--label-key", "label", "--by", "system"
+    )
+    assert [r["value"] is None for r in per_system] == [False, True, True]
+    assert "no summary is in the test split 'test'" in per_system[1]["reason"]
 
 
 def test_it_cross_validates_with_seeded_folds_without_a_split(tmp_path: Path) -> None:
@@ -300,7 +324,7 @@ def test_it_names_a_split_key_without_a_validation_split(tmp_path: Path) -> None
         run_json("metaeval", "--dataset", "tiny", "--protocol", "balanced_accuracy", "--label-key", "label")
     with pytest.raises(CommandError, match="needs a binary label"):
         run_json("metaeval", "--dataset", "tiny", "--protocol", "balanced_accuracy")
-    with pytest.raises(CommandError, match="no summary .* has the meta key 'gold'"):
+    with pytest.raises(CommandError, match=r"no summary .* has the meta key 'gold'"):
         run_json("metaeval", "--dataset", "tiny", "--protocol", "roc_auc", "--label-key", "gold")
 
 

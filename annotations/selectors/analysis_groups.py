@@ -32,6 +32,7 @@ from annotations.selectors.analysis import (
     task_labels,
 )
 from annotations.tasks import TaskDefinition, get_task
+from annotations.validation import finite_number
 from scoring.models import Explanation
 
 BY_SYSTEM = "system"
@@ -194,7 +195,9 @@ def agreement_analysis(
         spec = agr.Coefficient(coefficient, level, weights)
     except ValueError as exc:
         raise _value_error(exc) from exc
-    _, labels = task_labels(study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=[span_unit])
+    _, labels = task_labels(
+        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=[span_unit]
+    )
     labelled = next(iter(labels.values()))
     ratings, categories = _ratings(task, labelled, spec, span_unit, dont_know_as_incorrect)
     spec = agr.Coefficient(coefficient, level, weights, categories)
@@ -251,6 +254,11 @@ def _alpha_u(
 # --- a metric as one more rater ---------------------------------------------------------------------
 
 
+def threshold_list(text: str, *, field: str) -> list[float]:
+    """ "0.3,0.7" as finite numbers; anything else is an InputError naming `field`."""
+    return [finite_number(part, field=field) for part in text.split(",")]
+
+
 def ordered_labels(task: TaskDefinition) -> list[str]:
     """The task's labels from the least to the most faithful (by their numbers), the bins of a metric."""
     numbered = sorted((choice.numeric, choice.value) for choice in task.choices if choice.numeric is not None)
@@ -262,7 +270,9 @@ def ordered_labels(task: TaskDefinition) -> list[str]:
     return [value for _, value in numbered]
 
 
-def bertscore_spans(*, dataset: Dataset, summary_ids: Iterable[int], threshold: float) -> dict[int, list[tuple[int, int]]]:
+def bertscore_spans(
+    *, dataset: Dataset, summary_ids: Iterable[int], threshold: float
+) -> dict[int, list[tuple[int, int]]]:
     """summary id -> the character spans of the BERTScore tokens below `threshold` (newest configuration)."""
     configs = _newest_configs(dataset)
     if "bertscore" not in configs:
@@ -325,11 +335,13 @@ def metric_rater_analysis(
     rows = []
     for name, cuts in zip(metrics, per_metric, strict=True):
         if name not in known:
-            raise AnalysisError(f"no metric {name!r} in dataset {dataset.name!r} (metrics: {', '.join(known) or 'none'})")
+            raise AnalysisError(
+                f"no metric {name!r} in dataset {dataset.name!r} (metrics: {', '.join(known) or 'none'})"
+            )
         scores = metric_values(dataset=dataset, name=name, summary_ids=set(summary_of.values()))
         by_unit = {unit: scores.get(summary_of[_item_of(unit)]) for unit in labelled}
         try:
-            binned, missing = agr.bin_scores(by_unit, list(cuts), labels)
+            binned, _ = agr.bin_scores(by_unit, list(cuts), labels)
             numbered = _numbered(task, labelled, binned, coefficient, level, weights)
             result = agr.metric_as_rater(
                 numbered[0], numbered[1], coefficient, metric=name, level=level, weights=weights, categories=numbered[2]
@@ -425,7 +437,9 @@ def binary_labels_of(
     if label_key:
         values = _meta_values(Summary.objects.filter(pk__in=summary_ids), label_key)
         if not values:
-            raise AnalysisError(f"no summary (or its document) of dataset {dataset.name!r} has the meta key {label_key!r}")
+            raise AnalysisError(
+                f"no summary (or its document) of dataset {dataset.name!r} has the meta key {label_key!r}"
+            )
         return [_binary(values.get(i), i, label_key) for i in summary_ids]
     if human is None or threshold is None:
         raise AnalysisError("binary labels need a label key, or a human score and a threshold")
@@ -496,8 +510,12 @@ def binary_evaluation(
                         group=group,
                     )
             except ValueError as exc:
-                where = "" if group == metaeval.OVERALL else f" (group {group!r})"
-                raise AnalysisError(f"{exc}{where}; split key {split_key!r}") from exc
+                if group == metaeval.OVERALL:
+                    raise AnalysisError(f"{exc}; split key {split_key!r}") from exc
+                # One group lacking a split leaves that group undefined, not the whole request.
+                result = metaeval.BalancedAccuracy(
+                    "split", None, None, 0, 0, len(chosen), group=group, reason=f"{exc}; split key {split_key!r}"
+                )
             row = {"metric": metric, **result.as_dict()}
             if protocol == metaeval.BALANCED_ACCURACY:
                 row["split_key"] = split_key if splits else None

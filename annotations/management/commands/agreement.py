@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -14,7 +13,9 @@ from annotations.selectors.analysis_groups import (
     WEIGHTS,
     agreement_analysis,
     metric_rater_analysis,
+    threshold_list,
 )
+from annotations.validation import InputError
 
 NAMES = {
     "fleiss": "Fleiss' kappa",
@@ -24,20 +25,6 @@ NAMES = {
     "brennan_prediger": "Brennan-Prediger",
     "alpha_u": "Krippendorff's alpha_U",
 }
-
-
-def thresholds_parsed(text: str) -> list[float]:
-    """"0.3,0.7" as numbers; anything but finite numbers is refused naming the option."""
-    values = []
-    for part in text.split(","):
-        try:
-            value = float(part)
-        except ValueError:
-            raise CommandError(f"--thresholds: {part.strip()!r} is not a number") from None
-        if not math.isfinite(value):
-            raise CommandError(f"--thresholds: {part.strip()!r} is not a finite number")
-        values.append(value)
-    return values
 
 
 def _value(value: float | None) -> str:
@@ -126,7 +113,10 @@ class Command(BaseCommand):
         metrics = options["metric_rater"] or []
         if bool(metrics) != bool(options["thresholds"]):
             raise CommandError("--metric-rater and --thresholds go together.")
-        thresholds = [thresholds_parsed(text) for text in options["thresholds"] or []]
+        try:
+            thresholds = [threshold_list(text, field="--thresholds") for text in options["thresholds"] or []]
+        except InputError as exc:
+            raise CommandError(exc.message) from exc
         study_task = self._study_task(options)
         try:
             data = agreement_analysis(

@@ -35,7 +35,7 @@ class Command(BaseCommand):
             choices=LEVELS,
             default="summary",
             help="summary: all summaries pooled; system: the mean scores of each system; document: per document, "
-            "across its summaries, averaged over documents (SummEval's \"summary-level\")",
+            'across its summaries, averaged over documents (SummEval\'s "summary-level")',
         )
         parser.add_argument("--partial-by", choices=["system"], help="partial correlation controlling for the system")
         parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (0: no interval)")
