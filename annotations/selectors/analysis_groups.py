@@ -27,6 +27,7 @@ from annotations.selectors.analysis import (
     Labelled,
     _newest_configs,
     _numeric_values,
+    human_values,
     metric_names,
     metric_values,
     task_labels,
@@ -432,8 +433,6 @@ def binary_labels_of(
 ) -> list[int | None]:
     """Per summary 1 (faithful), 0 (unfaithful) or None: from the meta `label_key` (summary, else document),
     or from the human score `human`: faithful when it is at least `threshold`."""
-    from annotations.selectors.analysis import human_values
-
     if label_key:
         values = _meta_values(Summary.objects.filter(pk__in=summary_ids), label_key)
         if not values:
