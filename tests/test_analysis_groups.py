@@ -119,6 +119,27 @@ def test_it_gives_a_seeded_bootstrap_interval_for_every_coefficient(grouped: Non
         "interval", "--bootstrap", "50",
     )  # fmt: skip
     assert interval["level"] == "interval" and interval["interval"]["seed"] == 0
+    # Per group, each group's own items are resampled; the group with one rater has no interval, and says why.
+    grouped = run_json(
+        "agreement", "--dataset", "tiny", "--task", "factuality", "--by", "system", "--bootstrap", "50", "--seed", "3"
+    )
+    by_group = {row["group"]: row["interval"] for row in grouped["groups"]}
+    alone = run_json(
+        "agreement",
+        "--dataset",
+        "tiny",
+        "--task",
+        "factuality",
+        "--bootstrap",
+        "50",
+        "--seed",
+        "3",
+        "--by",
+        "meta.batch",
+    )
+    assert by_group["A"]["ci_low"] is not None and by_group["A"]["n_resamples"] == 50
+    assert by_group["B"]["ci_low"] is None and by_group["B"]["reason"]
+    assert {row["group"] for row in alone["groups"]} == {"first", "second", "from the document"}
 
 
 SPAN_TEXT = "A bridge in Swansea has been closed after flooding."
@@ -157,8 +178,10 @@ def test_it_computes_alpha_u_over_character_spans_with_and_without_type(tmp_path
     assert untyped["value"] == pytest.approx(unitizing_alpha(as_tuples).value)
     assert typed["value"] == pytest.approx(unitizing_alpha(as_tuples, typed=True).value)
     assert typed["typed"] and {c["category"] for c in typed["categories"]} == {"intrinsic", "extrinsic"}
-    by_system = run_json(*args, "--by", "system")
+    by_system = run_json(*args, "--by", "system", "--bootstrap", "20")
     assert [row["group"] for row in by_system["groups"]] == ["M", "N"]
+    # One summary per group: every resample is that summary, so the interval is the value itself.
+    assert by_system["groups"][0]["interval"]["ci_low"] == pytest.approx(by_system["groups"][0]["value"])
     assert by_system["groups"][0]["value"] == pytest.approx(unitizing_alpha({"M": as_tuples["M"]}).value)
 
 

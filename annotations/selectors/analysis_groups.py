@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db.models import QuerySet
@@ -173,8 +173,9 @@ def agreement_analysis(
     bootstrap: int = 0,
     seed: int = 0,
 ) -> dict[str, object]:
-    """One coefficient over the task's judgements: overall (with a seeded bootstrap interval over items when
-    `bootstrap` > 0), or with `by` within each group and the mean over the groups where it is defined."""
+    """One coefficient over the task's judgements: overall, or with `by` within each group and the mean over
+    the groups where it is defined. `bootstrap` > 0 adds a seeded percentile interval (items, or summaries
+    for alpha_U, resampled), for each group its own."""
     if coefficient not in AGREEMENT_COEFFICIENTS:
         raise AnalysisError(f"coefficient must be one of {', '.join(AGREEMENT_COEFFICIENTS)}")
     if span_unit not in SPAN_UNITS:
@@ -225,9 +226,36 @@ def agreement_analysis(
         grouped = agr.agreement_by_group(
             grouped_ratings, unit_groups, coefficient, level=level, weights=weights, categories=categories
         )
+        data = {**base, "by": by, **grouped.as_dict(), "n_ungrouped": len(ratings) - len(grouped_ratings)}
+        if bootstrap > 0:
+            _group_intervals(
+                data,
+                grouped_ratings,
+                unit_groups,
+                lambda part: agr.agreement_interval(
+                    part,
+                    coefficient,
+                    level=level,
+                    weights=weights,
+                    categories=categories,
+                    resamples=bootstrap,
+                    seed=seed,
+                ),
+            )
     except ValueError as exc:
         raise _value_error(exc) from exc
-    return {**base, "by": by, **grouped.as_dict(), "n_ungrouped": len(ratings) - len(grouped_ratings)}
+    return data
+
+
+def _group_intervals(
+    data: dict[str, Any], entries: Mapping[Hashable, Any], group_of: Mapping[Hashable, str], interval: Any
+) -> None:
+    """Each group's bootstrap interval (its own items resampled), added to its row of `data["groups"]`."""
+    members: dict[str, dict[Hashable, Any]] = {}
+    for key, value in entries.items():
+        members.setdefault(group_of[key], {})[key] = value
+    for row in data["groups"]:
+        row["interval"] = interval(members.get(row["group"], {})).as_dict()
 
 
 def _alpha_u(
@@ -247,9 +275,17 @@ def _alpha_u(
             return data
         grouped = {item: marked for item, marked in summaries.items() if item in groups}
         result = unitizing.unitizing_alpha_by_group(grouped, groups, typed=typed)  # type: ignore[arg-type]
+        data = {"by": by, **result.as_dict(), "n_ungrouped": len(summaries) - len(grouped)}
+        if bootstrap > 0:
+            _group_intervals(
+                data,
+                grouped,
+                groups,
+                lambda part: unitizing.unitizing_alpha_interval(part, typed=typed, resamples=bootstrap, seed=seed),
+            )
     except ValueError as exc:
         raise _value_error(exc) from exc
-    return {"by": by, **result.as_dict(), "n_ungrouped": len(summaries) - len(grouped)}
+    return data
 
 
 # --- a metric as one more rater ---------------------------------------------------------------------

@@ -93,7 +93,7 @@ def _agreement_rows(
                     by=form["by"] or None,
                     typed=form["typed"],
                     dont_know_as_incorrect=dont_know,
-                    bootstrap=PAGE_BOOTSTRAP if form["interval"] and not form["by"] else 0,
+                    bootstrap=PAGE_BOOTSTRAP if form["interval"] else 0,
                 )
                 if form["metric_rater"]:
                     thresholds = analysis_groups.threshold_list(form["thresholds"], field="thresholds")
