@@ -376,3 +376,26 @@ def test_it_puts_bertscore_flagged_tokens_on_the_scale_of_human_spans(tmp_path: 
     assert row["humans"]["value"] == pytest.approx(result["value"])
     assert row["with_metric"]["observers"] == 4 and row["majority"]["n_items"] == len(SPAN_TEXT)
     assert [a["rater"] for a in row["annotators"]] == ["ext.tiny.w1", "ext.tiny.w2", "ext.tiny.w3"]
+
+
+def test_it_tunes_a_metric_raters_threshold_by_balanced_accuracy(tmp_path: Path) -> None:
+    votes = {True: {"w1": "yes", "w2": "yes", "w3": "no"}, False: {"w1": "no", "w2": "no", "w3": "yes"}}
+    faithful = [False, False, True, False, True, False, True, True, True, False]
+    records = [
+        document(i, [labelled_summary("A", f"A {i}.", votes[truth], metric_scores={"M": i / 10})])
+        for i, truth in enumerate(faithful)
+    ]
+    import_records(tmp_path, records)
+    result = run_json(
+        "agreement", "--dataset", "tiny", "--task", "factuality", "--metric-rater", "M", "--thresholds", "tuned",
+        "--seed", "4",
+    )  # fmt: skip
+    (row,) = result["metric_raters"]
+    expected = balanced_accuracy([int(t) for t in faithful], [i / 10 for i in range(10)], seed=4, bootstrap=0)
+    assert row["thresholds"] == [pytest.approx(expected.threshold)]
+    assert row["tuning"]["tuning"] == "cross_validation" and row["tuning"]["seed"] == 4
+    import_records(tmp_path, records[:3], name="few")
+    with pytest.raises(CommandError, match="no threshold could be tuned: cross-validation needs at least 2 faithful"):
+        run_json(
+            "agreement", "--dataset", "few", "--task", "factuality", "--metric-rater", "M", "--thresholds", "tuned"
+        )

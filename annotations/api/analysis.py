@@ -109,10 +109,16 @@ class AgreementQuery(serializers.Serializer):
     thresholds = CommaList(
         child=FiniteFloatField(), required=False, help_text="increasing cut points binning the metric into the labels"
     )
+    tuned_thresholds = serializers.BooleanField(
+        default=False, help_text="instead of thresholds: the balanced-accuracy threshold against the human majority"
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if bool(attrs.get("metric_rater")) != bool(attrs.get("thresholds")):
-            raise serializers.ValidationError({"thresholds": ["metric_rater and thresholds go together."]})
+        given = bool(attrs.get("thresholds")) or attrs["tuned_thresholds"]
+        if bool(attrs.get("metric_rater")) != given:
+            raise serializers.ValidationError(
+                {"thresholds": ["metric_rater goes with thresholds (or tuned_thresholds)."]}
+            )
         return attrs
 
 
@@ -136,11 +142,12 @@ def _agreement_analysis(study_task: StudyTask, query: dict[str, Any]) -> dict[st
         data["metric_raters"] = analysis_groups.metric_rater_analysis(
             study_task=study_task,
             metrics=query["metric_rater"],
-            thresholds=[query["thresholds"]],
+            thresholds=[None if query["tuned_thresholds"] else query["thresholds"]],
             coefficient=coefficient,
             level=query["level"],
             weights=query["weights"],
             dont_know_as_incorrect=query["dont_know_as_incorrect"],
+            seed=query["seed"],
         )
     return data
 

@@ -291,8 +291,14 @@ def _alpha_u(
 # --- a metric as one more rater ---------------------------------------------------------------------
 
 
-def threshold_list(text: str, *, field: str) -> list[float]:
-    """ "0.3,0.7" as finite numbers; anything else is an InputError naming `field`."""
+TUNED = "tuned"
+
+
+def threshold_list(text: str, *, field: str) -> list[float] | None:
+    """Cut points such as "0.3,0.7" as finite numbers, or None for "tuned"; anything else is an InputError
+    naming `field`."""
+    if text.strip() == TUNED:
+        return None
     return [finite_number(part, field=field) for part in text.split(",")]
 
 
@@ -336,17 +342,18 @@ def metric_rater_analysis(
     *,
     study_task: StudyTask,
     metrics: Sequence[str],
-    thresholds: Sequence[Sequence[float]],
+    thresholds: Sequence[Sequence[float] | None],
     coefficient: str = "krippendorff",
     level: str = "nominal",
     weights: str = "identity",
     dont_know_as_incorrect: bool = False,
+    seed: int = 0,
 ) -> list[dict[str, object]]:
     """Per metric: the coefficient among the humans, with the metric as one more rater, and the metric's
     agreement with the human majority and with each annotator. Label tasks: the metric's score per summary
-    binned into the task's ordered labels by `thresholds` (one list for every metric, or one per metric);
-    span tasks: BERTScore's flagged tokens below the threshold against the human spans on alpha_U's scale.
-    Summaries without a score are counted (`n_missing`) and left out."""
+    binned into the task's ordered labels by `thresholds` (one list for every metric, or one per metric;
+    None: tuned, see _tuned_threshold); span tasks: BERTScore's flagged tokens below the threshold against
+    the human spans on alpha_U's scale. Summaries without a score are counted (`n_missing`) and left out."""
     if len(thresholds) not in (1, len(metrics)):
         raise AnalysisError(f"give one list of thresholds for every metric, or one per metric ({len(metrics)})")
     task = get_task(study_task.task)
@@ -354,7 +361,9 @@ def metric_rater_analysis(
     summary_of = dict(StudyItem.objects.filter(study_task=study_task).values_list("pk", "summary_id"))
     per_metric = thresholds if len(thresholds) == len(metrics) else [thresholds[0]] * len(metrics)
     if task.spans:
-        return _span_metric_raters(study_task, dataset, summary_of, metrics, per_metric)
+        if any(cuts is None for cuts in per_metric):
+            raise AnalysisError("on span tasks give BERTScore's similarity threshold; it is not tuned")
+        return _span_metric_raters(study_task, dataset, summary_of, metrics, per_metric)  # type: ignore[arg-type]
     if coefficient == ALPHA_U:
         raise AnalysisError(f"alpha_u compares character spans; task {task.key!r} has labels, not spans")
     labels = ordered_labels(task)
@@ -377,6 +386,9 @@ def metric_rater_analysis(
             )
         scores = metric_values(dataset=dataset, name=name, summary_ids=set(summary_of.values()))
         by_unit = {unit: scores.get(summary_of[_item_of(unit)]) for unit in labelled}
+        tuning = None
+        if cuts is None:
+            cuts, tuning = _tuned_threshold(labels, labelled, by_unit, summary_of, seed)
         try:
             binned, _ = agr.bin_scores(by_unit, list(cuts), labels)
             numbered = _numbered(task, labelled, binned, coefficient, level, weights)
@@ -385,8 +397,38 @@ def metric_rater_analysis(
             )
         except ValueError as exc:
             raise AnalysisError(f"metric {name!r}: {exc}") from exc
-        rows.append({"thresholds": list(cuts), "labels": labels, **result.as_dict()})
+        rows.append({"thresholds": list(cuts), "labels": labels, "tuning": tuning, **result.as_dict()})
     return rows
+
+
+def _tuned_threshold(
+    labels: list[str],
+    labelled: Labelled,
+    scores: dict[Hashable, float | None],
+    summary_of: dict[int, int],
+    seed: int,
+) -> tuple[list[float], dict[str, object]]:
+    """The metric threshold of the balanced-accuracy protocol (metaeval.balanced_accuracy), with the human
+    majority label as the truth (the upper label faithful; ties have no label): tuned on the summaries whose
+    meta `split` is `val` when some summary has a split, else by seeded cross-validation."""
+    if len(labels) != 2:
+        raise AnalysisError(
+            f"a tuned threshold needs a task with two ordered labels; this one has {len(labels)}: give thresholds"
+        )
+    units = list(labelled)
+    majority = [agr.majority_label(labelled[unit].values()) for unit in units]
+    truth = [None if label is None else int(label == labels[1]) for label in majority]
+    split_values = _meta_values(Summary.objects.filter(pk__in=set(summary_of.values())), DEFAULT_SPLIT_KEY)
+    splits = [_group_name(split_values.get(summary_of[_item_of(unit)])) for unit in units] if split_values else None
+    try:
+        result = metaeval.balanced_accuracy(
+            truth, [scores[unit] for unit in units], splits=splits, bootstrap=0, seed=seed
+        )
+    except ValueError as exc:
+        raise AnalysisError(f"tuning the threshold: {exc}") from exc
+    if result.threshold is None:
+        raise AnalysisError(f"no threshold could be tuned: {result.reason}")
+    return [result.threshold], result.as_dict()
 
 
 def _numbered(

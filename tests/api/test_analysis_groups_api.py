@@ -73,7 +73,7 @@ def test_it_answers_metrics_as_raters_and_an_interval(cast: Callable[[str], APIC
         ({"by": "meta.nothing"}, "detail", "the meta key 'nothing'"),
         ({"metric_rater": "M", "thresholds": "0.7,0.3"}, "detail", "1 thresholds, got 2"),
         ({"metric_rater": "M", "thresholds": "nan"}, "thresholds", "finite"),
-        ({"metric_rater": "M"}, "thresholds", "go together"),
+        ({"metric_rater": "M"}, "thresholds", "goes with thresholds"),
         ({"coefficient": "alpha_u"}, "detail", "alpha_u compares character spans"),
     ],
 )

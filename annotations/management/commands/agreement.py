@@ -70,7 +70,9 @@ class Command(BaseCommand):
             action="append",
             metavar="T1,T2",
             help="increasing cut points, one fewer than the task's labels (span tasks: BERTScore's similarity "
-            "threshold); once for every metric or once per --metric-rater",
+            "threshold), or 'tuned': the balanced-accuracy threshold against the human majority (two-label tasks; "
+            "tuned on meta split 'val', else by seeded cross-validation); once for every metric or once per "
+            "--metric-rater",
         )
         parser.add_argument(
             "--span-unit",
@@ -140,6 +142,7 @@ class Command(BaseCommand):
                     level=options["level"],
                     weights=options["weights"],
                     dont_know_as_incorrect=options["dont_know_as_incorrect"],
+                    seed=options["seed"],
                 )
         except AnalysisError as exc:
             raise CommandError(str(exc)) from exc
