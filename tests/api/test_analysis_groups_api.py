@@ -75,6 +75,7 @@ def test_it_answers_metrics_as_raters_and_an_interval(cast: Callable[[str], APIC
         ({"metric_rater": "M", "thresholds": "nan"}, "thresholds", "finite"),
         ({"metric_rater": "M"}, "thresholds", "goes with thresholds"),
         ({"coefficient": "alpha_u"}, "detail", "alpha_u compares character spans"),
+        ({"metric_rater": "M", "tuned_thresholds": "true"}, "detail", "no threshold could be tuned"),
     ],
 )
 def test_it_refuses_bad_agreement_requests_naming_them(
