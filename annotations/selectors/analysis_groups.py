@@ -95,8 +95,9 @@ def summary_groups(summaries: QuerySet[Summary], by: str) -> dict[int, str]:
 
 def item_groups(*, study_task: StudyTask, by: str) -> dict[int, str]:
     """study item id -> the group of its summary."""
-    items = dict(StudyItem.objects.filter(study_task=study_task).values_list("pk", "summary_id"))
-    groups = summary_groups(Summary.objects.filter(pk__in=set(items.values())), by)
+    items_of_task = StudyItem.objects.filter(study_task=study_task)
+    items = dict(items_of_task.values_list("pk", "summary_id"))
+    groups = summary_groups(Summary.objects.filter(pk__in=items_of_task.values("summary_id")), by)
     return {item: groups[summary] for item, summary in items.items() if summary in groups}
 
 
@@ -509,10 +510,11 @@ def _binary(value: object, summary_id: int, key: str) -> int | None:
 def binary_labels_of(
     *, dataset: Dataset, summary_ids: Sequence[int], label_key: str | None, human: str | None, threshold: float | None
 ) -> list[int | None]:
-    """Per summary 1 (faithful), 0 (unfaithful) or None: from the meta `label_key` (summary, else document),
-    or from the human score `human`: faithful when it is at least `threshold`."""
+    """Per summary of the dataset (`summary_ids`) 1 (faithful), 0 (unfaithful) or None: from the meta
+    `label_key` (summary, else document), or from the human score `human`: faithful when it is at least
+    `threshold`."""
     if label_key:
-        values = _meta_values(Summary.objects.filter(pk__in=summary_ids), label_key)
+        values = _meta_values(Summary.objects.filter(document__dataset=dataset), label_key)
         if not values:
             raise AnalysisError(
                 f"no summary (or its document) of dataset {dataset.name!r} has the meta key {label_key!r}"
