@@ -23,10 +23,9 @@ from scipy import stats
 from annotations.analysis.resampling import BOOTSTRAP_BATCH, percentile_interval
 
 METHODS = ("pearson", "spearman", "kendall")
-LEVELS = ("summary", "system")
-# correlate_documents's level; it joins LEVELS (the choices of the command, page and API) once the
-# selectors hand it each summary's document.
+# correlate_documents's level.
 DOCUMENT_LEVEL = "document"
+LEVELS = ("summary", "system", DOCUMENT_LEVEL)
 MIN_PAIRS = 3
 
 
