@@ -22,10 +22,9 @@ import numpy as np
 from stats.resampling import BOOTSTRAP_BATCH, percentile_interval
 
 METHODS = ("pearson", "spearman", "kendall")
-LEVELS = ("summary", "system")
-# correlate_documents's level; it joins LEVELS (the choices of the command, page and API) once the
-# selectors hand it each summary's document.
+# correlate_documents's level.
 DOCUMENT_LEVEL = "document"
+LEVELS = ("summary", "system", DOCUMENT_LEVEL)
 MIN_PAIRS = 3
 
 

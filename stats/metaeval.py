@@ -27,10 +27,11 @@ import numpy as np
 
 from stats.resampling import batch_sizes, percentile_interval, resample_rows
 
-PROTOCOLS = ("consistency", "roc_auc", "ranking")
-# balanced_accuracy's protocol name; it joins PROTOCOLS (the choices of the command and API) once the
-# selectors hand it binary labels and splits.
+# The protocols on faithful/unfaithful pairs (meta_evaluate)...
+PAIR_PROTOCOLS = ("consistency", "roc_auc", "ranking")
+# ...and balanced accuracy, on a binary label per summary (balanced_accuracy; roc_auc also runs there).
 BALANCED_ACCURACY = "balanced_accuracy"
+PROTOCOLS = (*PAIR_PROTOCOLS, BALANCED_ACCURACY)
 OVERALL = "overall"
 FAITHFUL, UNFAITHFUL = 1, 0
 
@@ -78,8 +79,8 @@ def roc_auc(positives: np.ndarray, negatives: np.ndarray) -> float:
 
 
 def meta_evaluate(protocol: str, groups: Sequence[PairGroup], group: str = OVERALL) -> MetaEvaluation:
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
+    if protocol not in PAIR_PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r} on pairs; choose one of {', '.join(PAIR_PROTOCOLS)}")
     complete = [g for g in groups if g.unfaithful and not _missing(g.faithful) and not any(map(_missing, g.unfaithful))]
     missing = len(groups) - len(complete)
     if not complete:

@@ -300,6 +300,11 @@ def dataset_summaries(*, dataset: Dataset) -> list[tuple[int, str]]:
     )
 
 
+def summary_documents(*, dataset: Dataset) -> dict[int, int]:
+    """summary id -> its document id, for the document-level correlation."""
+    return dict(Summary.objects.filter(document__dataset=dataset).values_list("id", "document_id").order_by())
+
+
 def human_names(*, dataset: Dataset) -> list[str]:
     return sorted(
         HumanScore.objects.filter(summary__document__dataset=dataset)
@@ -434,17 +439,22 @@ def dataset_correlations(
         raise AnalysisError(f"level must be one of {', '.join(corr.LEVELS)}")
     if partial_by not in (None, "system"):
         raise AnalysisError("only --partial-by system is supported")
-    if partial_by and level == "system":
+    if partial_by and level != "summary":
         raise AnalysisError("a partial correlation controlling for the system needs summary level")
     human_scores = human_values(dataset=dataset, name=human)
     names = metrics or metric_names(dataset=dataset)
     systems = dict(dataset_summaries(dataset=dataset))
+    documents = summary_documents(dataset=dataset) if level == corr.DOCUMENT_LEVEL else {}
     rows = []
     for name in names:
-        xs, ys, groups, _ = aligned(metric_values(dataset=dataset, name=name), human_scores, systems)
+        xs, ys, groups, ids = aligned(metric_values(dataset=dataset, name=name), human_scores, systems)
         for method in methods:
             if level == "system":
                 result = corr.correlate_systems(xs, ys, groups, method=method, bootstrap=bootstrap, seed=seed)
+            elif level == corr.DOCUMENT_LEVEL:
+                result = corr.correlate_documents(
+                    xs, ys, [documents[i] for i in ids], method=method, bootstrap=bootstrap, seed=seed
+                )
             else:
                 result = corr.correlate(
                     xs,

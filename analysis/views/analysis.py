@@ -4,6 +4,7 @@ the per-summary and judgement downloads. Plots are inline SVG drawn from stats.p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -11,15 +12,19 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from analysis.selectors import analysis as selectors
+from analysis.selectors import analysis_groups
 from analysis.views.downloads import judgements_download, summaries_download
 from common.exports import EXPORT_FORMATS
+from common.validation import InputError, finite_number
 from common.views import researcher_required
 from corpus.models import Dataset
 from corpus.selectors import datasets_with_counts
 from protocols.tasks import get_task
 from stats import plots
+from stats.agreement import LEVELS as AGREEMENT_LEVELS
 from stats.correlation import LEVELS, METHODS
 from stats.enhanced import AGGREGATIONS
+from stats.metaeval import BALANCED_ACCURACY
 from stats.spans import THRESHOLDS
 from studies.models import Study, StudyItem, StudyTask
 from studies.selectors.access import studies_for_user, studies_readable
@@ -35,6 +40,109 @@ def _visible_study(request: HttpRequest, study_id: int) -> Study:
 def _choice(request: HttpRequest, key: str, allowed: list[str] | tuple[str, ...], default: str | None) -> str | None:
     value = request.GET.get(key)
     return value if value in allowed else default
+
+
+def _agreement_form(request: HttpRequest, metrics: list[str]) -> dict[str, Any]:
+    """The agreement section's choices: a coefficient (per group with `by`), metrics as raters."""
+    return {
+        "coefficient": _choice(request, "coefficient", analysis_groups.AGREEMENT_COEFFICIENTS, None),
+        "level": _choice(request, "level", AGREEMENT_LEVELS, "nominal"),
+        "weights": _choice(request, "weights", analysis_groups.WEIGHTS, "identity"),
+        "by": request.GET.get("by", "").strip(),
+        "typed": request.GET.get("typed") == "1",
+        "interval": request.GET.get("interval") == "1",
+        "metric_rater": _choice(request, "metric_rater", metrics, None),
+        "thresholds": request.GET.get("thresholds", "").strip(),
+        "coefficients": analysis_groups.AGREEMENT_COEFFICIENTS,
+        "levels": AGREEMENT_LEVELS,
+        "weight_choices": analysis_groups.WEIGHTS,
+        "metrics": metrics,
+    }
+
+
+@dataclass
+class AgreementPanel:
+    """One task's card: its overview (whose fields it answers for) and the analysis the form asked for, or
+    why it could not be computed."""
+
+    overview: selectors.AgreementOverview
+    analysis: dict[str, Any] | None = None
+    analysis_error: str = ""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.overview, name)
+
+
+def _agreement_rows(
+    overviews: list[selectors.AgreementOverview], form: dict[str, Any], dont_know: bool
+) -> tuple[list[AgreementPanel], bool]:
+    """Each task's overview with the analysis the form asks for (or the reason it cannot be computed), and
+    whether any request failed (the page then answers 400)."""
+    asked = form["coefficient"] or form["by"] or form["metric_rater"] or form["interval"]
+    rows, failed = [], False
+    for overview in overviews:
+        row = AgreementPanel(overview)
+        task = overview.study_task
+        coefficient = form["coefficient"] or "fleiss"
+        if asked and not (coefficient == analysis_groups.ALPHA_U and not overview.definition.spans):
+            try:
+                analysis = analysis_groups.agreement_analysis(
+                    study_task=task,
+                    coefficient=coefficient,
+                    level=form["level"],
+                    weights=form["weights"],
+                    by=form["by"] or None,
+                    typed=form["typed"],
+                    dont_know_as_incorrect=dont_know,
+                    bootstrap=PAGE_BOOTSTRAP if form["interval"] else 0,
+                )
+                if form["metric_rater"]:
+                    thresholds = analysis_groups.threshold_list(form["thresholds"], field="thresholds")
+                    analysis["metric_raters"] = analysis_groups.metric_rater_analysis(
+                        study_task=task,
+                        metrics=[form["metric_rater"]],
+                        thresholds=[thresholds],
+                        coefficient=coefficient,
+                        level=form["level"],
+                        weights=form["weights"],
+                        dont_know_as_incorrect=dont_know,
+                    )
+                row.analysis = analysis
+            except (selectors.AnalysisError, InputError) as exc:
+                row.analysis_error, failed = str(exc), True
+        rows.append(row)
+    return rows, failed
+
+
+def _binary_form(request: HttpRequest, humans: list[str]) -> dict[str, Any]:
+    return {
+        "label_key": request.GET.get("label_key", "").strip(),
+        "human": _choice(request, "binary_human", humans, None),
+        "threshold": request.GET.get("human_threshold", "").strip(),
+        "split_key": request.GET.get("split_key", "").strip() or analysis_groups.DEFAULT_SPLIT_KEY,
+        "by": request.GET.get("binary_by", "").strip(),
+    }
+
+
+def _binary_rows(dataset: Dataset, form: dict[str, Any]) -> list[dict[str, Any]]:
+    """Balanced accuracy and ROC AUC of every metric on the binary labels the form names."""
+    label_key, human, threshold = form["label_key"] or None, None, None
+    if label_key is None:
+        if not form["human"] or not form["threshold"]:
+            raise selectors.AnalysisError("binary labels need a label key, or a human score and a threshold")
+        human, threshold = form["human"], finite_number(form["threshold"], field="human threshold")
+    common: dict[str, Any] = {
+        "dataset": dataset,
+        "label_key": label_key,
+        "human": human,
+        "human_threshold": threshold,
+        "by": form["by"] or None,
+    }
+    accuracy = analysis_groups.binary_evaluation(
+        protocol=BALANCED_ACCURACY, split_key=form["split_key"], bootstrap=PAGE_BOOTSTRAP, **common
+    )
+    auc = analysis_groups.binary_evaluation(protocol="roc_auc", **common)
+    return [{**row, "auc": other} for row, other in zip(accuracy, auc, strict=True)]
 
 
 @researcher_required
@@ -102,16 +210,31 @@ def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
             x_label="threshold",
             y_label="score",
         )
+    status = 200
+    binary = _binary_form(request, humans)
+    context["binary_form"] = binary
+    if binary["label_key"] or binary["human"]:
+        try:
+            context["binary"] = _binary_rows(dataset, binary)
+        except (selectors.AnalysisError, InputError) as exc:
+            context["binary_error"], status = str(exc), 400
     dont_know = request.GET.get("dont_know") == "incorrect"
     imported = StudyTask.objects.filter(study__dataset=dataset, study__kind=Study.Kind.IMPORTED).select_related(
         "study__dataset"
     )
-    context["agreements"] = [
-        selectors.agreement_overview(study_task=study_task, dont_know_as_incorrect=dont_know) for study_task in imported
-    ]
+    form = _agreement_form(request, metrics)
+    context["agreements"], failed = _agreement_rows(
+        [
+            selectors.agreement_overview(study_task=study_task, dont_know_as_incorrect=dont_know)
+            for study_task in imported
+        ],
+        form,
+        dont_know,
+    )
+    context["agreement_form"] = form
     context["dont_know_as_incorrect"] = dont_know
     context["has_imported"] = bool(context["agreements"])
-    return render(request, "annotations/analysis/dataset.html", context)
+    return render(request, "annotations/analysis/dataset.html", context, status=400 if failed else status)
 
 
 def _metaeval_rows(dataset: Dataset) -> list[dict[str, Any]]:
@@ -133,13 +256,19 @@ def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
         "humans": humans,
         "human": human,
         "dont_know_as_incorrect": dont_know,
-        "agreements": [
-            selectors.agreement_overview(study_task=task, dont_know_as_incorrect=dont_know)
-            for task in study.tasks.select_related("study__dataset")
-        ],
         "export_formats": sorted(EXPORT_FORMATS),
         "bootstrap": PAGE_BOOTSTRAP,
     }
+    form = _agreement_form(request, selectors.metric_names(dataset=study.dataset))
+    context["agreements"], failed = _agreement_rows(
+        [
+            selectors.agreement_overview(study_task=task, dont_know_as_incorrect=dont_know)
+            for task in study.tasks.select_related("study__dataset")
+        ],
+        form,
+        dont_know,
+    )
+    context["agreement_form"] = form
     if human:
         table = selectors.study_enhanced_table(study=study, human=human, bootstrap=PAGE_BOOTSTRAP)
         context["enhanced"] = table
@@ -161,7 +290,7 @@ def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
                     )
                 )
             context["enhanced_charts"] = charts
-    return render(request, "annotations/analysis/study.html", context)
+    return render(request, "annotations/analysis/study.html", context, status=400 if failed else 200)
 
 
 @researcher_required

@@ -30,7 +30,13 @@ class Command(BaseCommand):
             "--metric", action="append", help="metric name (repeatable; default: every metric of the dataset)"
         )
         parser.add_argument("--method", action="append", choices=METHODS, help="repeatable (default: all three)")
-        parser.add_argument("--level", choices=LEVELS, default="summary")
+        parser.add_argument(
+            "--level",
+            choices=LEVELS,
+            default="summary",
+            help="summary: all summaries pooled; system: the mean scores of each system; document: per document, "
+            'across its summaries, averaged over documents (SummEval\'s "summary-level")',
+        )
         parser.add_argument("--partial-by", choices=["system"], help="partial correlation controlling for the system")
         parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (0: no interval)")
         parser.add_argument("--seed", type=int, default=0)
@@ -59,8 +65,11 @@ class Command(BaseCommand):
             if row["r"] is None:
                 self.stdout.write(f"{row['metric']:<24} {row['method']:<9} undefined: {row['reason']}")
                 continue
+            p = "n/a" if row["p"] is None else f"{row['p']:.3g}"
+            excluded = row.get("excluded")
+            skipped = f" documents; left out: {', '.join(f'{k} {v}' for k, v in excluded.items())}" if excluded else ""
             self.stdout.write(
-                f"{row['metric']:<24} {row['method']:<9} r={row['r']:+.3f} p={row['p']:.3g} n={row['n']} "
+                f"{row['metric']:<24} {row['method']:<9} r={row['r']:+.3f} p={p} n={row['n']}{skipped} "
                 f"(missing {row['n_missing']}) 95% CI "
                 + ("n/a" if row["ci_low"] is None else f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]")
             )
