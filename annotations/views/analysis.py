@@ -18,10 +18,10 @@ from annotations.exports import EXPORT_FORMATS
 from annotations.models import Dataset, Study, StudyItem, StudyTask
 from annotations.selectors import analysis as selectors
 from annotations.selectors.access import studies_for_user, studies_readable
-from annotations.selectors.corpus import datasets_with_counts
 from annotations.tasks import get_task
 from annotations.views.common import researcher_required
 from annotations.views.downloads import judgements_download, summaries_download
+from annotations.views.imports import datasets_page
 
 # The page draws its intervals from fewer resamples than the command's default, to answer quickly.
 PAGE_BOOTSTRAP = 200
@@ -39,7 +39,8 @@ def _choice(request: HttpRequest, key: str, allowed: list[str] | tuple[str, ...]
 @researcher_required
 @require_GET
 def datasets(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotations/analysis/datasets.html", {"datasets": datasets_with_counts()})
+    # The page also holds the upload form and the researcher's import jobs (annotations/views/imports.py).
+    return datasets_page(request)
 
 
 @researcher_required
