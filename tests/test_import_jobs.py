@@ -5,6 +5,10 @@ imports nothing, other researchers cannot see the job; the streamed import split
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -24,6 +28,7 @@ from annotations.services.corpus import ImportChecks
 from annotations.services.imports import checked_records
 from tests.api.conftest import api_client_for
 from tests.conftest import DATA, client_for
+from tests.scoring.conftest import ROOT, database_url
 from tests.snapshots import changed_tables, database_state
 
 pytestmark = pytest.mark.django_db
@@ -211,3 +216,53 @@ def test_it_reads_only_a_batch_ahead_while_splitting_a_stream(settings: Any) -> 
     first = next(stream)
     assert first.split_sentences == [[0, 13], [14, 18]]
     assert len(read) <= 8  # a batch or two, not the (endless) file
+
+
+# Far beyond what the work needs even on a loaded machine: a deadline, never a timing assertion.
+WORKER_DEADLINE_SECONDS = 600
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_imports_an_upload_on_a_real_worker_over_bin_starts_filesystem_broker(
+    rita: AbstractUser, tmp_path: Path
+) -> None:
+    """bin/start's setup: CELERY_BROKER_URL=filesystem:// and one worker process, no Redis."""
+    upload_dir = tmp_path / "uploads" / "job"
+    upload_dir.mkdir(parents=True)
+    path = upload_dir / "small.jsonl"
+    path.write_text((DATA / "small.jsonl").read_text())
+    job = ImportJob.objects.create(created_by=rita, name="fs", format="jsonl", file_name=path.name, path=str(path))
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "CELERY_BROKER_URL": "filesystem://",
+        "FAITHANNO_DATA_DIR": str(tmp_path / "data"),
+        "FAITHANNO_UPLOAD_DIR": str(tmp_path / "uploads"),
+        "OMP_NUM_THREADS": "1",
+    }
+    log = tmp_path / "worker.log"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "faithanno.celery", "worker", "--pool", "solo", "--loglevel", "INFO"],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        send = (
+            "import django; django.setup(); from annotations.models import ImportJob; "
+            "from annotations.services.imports import import_job_enqueue; "
+            f"import_job_enqueue(job=ImportJob.objects.get(pk={job.pk}))"
+        )
+        subprocess.run([sys.executable, "-c", send], cwd=ROOT, env=env, check=True)
+        deadline = time.monotonic() + WORKER_DEADLINE_SECONDS
+        while not ImportJob.objects.get(pk=job.pk).finished:
+            assert worker.poll() is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.5)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.DONE, job.errors
+    assert Summary.objects.filter(document__dataset__name="fs").count() > 0
