@@ -472,13 +472,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": 1,
 }
 if CELERY_FILESYSTEM_BROKER:
-    for _folder in ("queue", "processed", "results"):
+    for _folder in ("queue", "processed", "results", "control"):
         (DATA_DIR / "celery" / _folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS |= {
         "data_folder_in": str(DATA_DIR / "celery" / "queue"),
         "data_folder_out": str(DATA_DIR / "celery" / "queue"),
         "processed_folder": str(DATA_DIR / "celery" / "processed"),
         "store_processed": False,
+        # Kombu's default is a `control` folder in the current directory.
+        "control_folder": str(DATA_DIR / "celery" / "control"),
     }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # scoring tasks are long: take one at a time
 CELERY_TASK_SERIALIZER = "json"

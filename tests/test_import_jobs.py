@@ -266,3 +266,4 @@ def test_it_imports_an_upload_on_a_real_worker_over_bin_starts_filesystem_broker
     job.refresh_from_db()
     assert job.status == ImportJob.Status.DONE, job.errors
     assert Summary.objects.filter(document__dataset__name="fs").count() > 0
+    assert (tmp_path / "data" / "celery" / "control").is_dir()  # the broker's files stay in the data folder
