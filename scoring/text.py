@@ -51,7 +51,7 @@ def _trimmed(text: str, start: int, end: int) -> Span:
 
 # Components that do not decide where sentences end (the parser, senter or sentencizer does, from the shared
 # token embedding). Skipping them is what makes a large import fast: on CNN/DM articles the parser alone
-# splits 1.6x the documents per second of the parser with the tagger, the same sentences.
+# splits 1.4-1.6x the documents per second of the parser with the tagger, the same sentences.
 NOT_FOR_SENTENCES = ("tagger", "morphologizer", "attribute_ruler", "lemmatizer", "ner")
 
 
