@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotations.views import analysis, annotate, browse, common, inspect, studies
+from annotations.views import analysis, annotate, browse, common, imports, inspect, studies
 
 urlpatterns = [
     path("", common.home, name="home"),
@@ -50,6 +50,9 @@ urlpatterns = [
         name="study_summaries_export",
     ),
     path("datasets/", analysis.datasets, name="datasets"),
+    # Uploads and their import jobs (annotations/views/imports.py).
+    path("datasets/import/", imports.dataset_import_upload, name="dataset_import_upload"),
+    path("datasets/imports/<int:job_id>/", imports.import_job, name="import_job"),
     path("datasets/<int:dataset_id>/analysis/", analysis.dataset_analysis, name="dataset_analysis"),
     path(
         "datasets/<int:dataset_id>/summaries.<str:format_name>",

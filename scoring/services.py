@@ -360,6 +360,20 @@ class BrokerUnavailable(RuntimeError):
     pass
 
 
+def broker_check() -> None:
+    """Raises BrokerUnavailable unless the Celery broker answers (tasks put now would be lost)."""
+    from faithanno.celery import app
+
+    try:
+        with app.connection_for_write() as connection:
+            connection.ensure_connection(max_retries=1, timeout=5)
+    except Exception as exc:
+        raise BrokerUnavailable(
+            f"Cannot reach the Celery broker at {settings.CELERY_BROKER_URL} ({type(exc).__name__}: {exc}). "
+            "To fix: start Redis there, or set CELERY_BROKER_URL to a reachable broker."
+        ) from exc
+
+
 def explanations_enqueue(
     *,
     dataset: Dataset,
@@ -372,17 +386,9 @@ def explanations_enqueue(
     The options are resolved here, so every worker computes this configuration whatever its own
     settings say (its device and batch size aside). Raises BrokerUnavailable when the broker is down.
     """
-    from faithanno.celery import app
     from scoring.tasks import score_documents
 
-    try:
-        with app.connection_for_write() as connection:
-            connection.ensure_connection(max_retries=1, timeout=5)
-    except Exception as exc:
-        raise BrokerUnavailable(
-            f"Cannot reach the Celery broker at {settings.CELERY_BROKER_URL} ({type(exc).__name__}: {exc}). "
-            "To fix: start Redis there, or set CELERY_BROKER_URL to a reachable broker."
-        ) from exc
+    broker_check()
     reports = []
     for metric in metrics:
         plan = metric_plan(metric, options)

@@ -22,11 +22,11 @@ from annotations.models import Dataset, Study, StudyItem, StudyTask
 from annotations.selectors import analysis as selectors
 from annotations.selectors import analysis_groups
 from annotations.selectors.access import studies_for_user, studies_readable
-from annotations.selectors.corpus import datasets_with_counts
 from annotations.tasks import get_task
 from annotations.validation import InputError, finite_number
 from annotations.views.common import researcher_required
 from annotations.views.downloads import judgements_download, summaries_download
+from annotations.views.imports import datasets_page
 
 # The page draws its intervals from fewer resamples than the command's default, to answer quickly.
 PAGE_BOOTSTRAP = 200
@@ -147,7 +147,8 @@ def _binary_rows(dataset: Dataset, form: dict[str, Any]) -> list[dict[str, Any]]
 @researcher_required
 @require_GET
 def datasets(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotations/analysis/datasets.html", {"datasets": datasets_with_counts()})
+    # The page also holds the upload form and the researcher's import jobs (annotations/views/imports.py).
+    return datasets_page(request)
 
 
 @researcher_required
