@@ -8,7 +8,8 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
  && pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
 COPY . .
 RUN DEBUG=False SECRET_KEY=collectstatic-only ALLOWED_HOSTS=localhost python manage.py collectstatic --no-input -v 0
-RUN useradd --create-home faithanno && mkdir /home/faithanno/hf-cache && chown faithanno /home/faithanno/hf-cache
+RUN useradd --create-home faithanno && mkdir /home/faithanno/hf-cache /home/faithanno/uploads \
+    && chown faithanno /home/faithanno/hf-cache /home/faithanno/uploads
 # The image runs with DEBUG off (the default) and keeps no state: its data directory (/app/var) is not
 # writable, so a container without SECRET_KEY refuses to start, naming the variable, instead of inventing
 # a key that would die with the container. docker-compose.yml requires SECRET_KEY.

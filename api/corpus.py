@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -19,12 +17,14 @@ from rest_framework.views import APIView
 from analysis.selectors.browse import FLOAT_PARAMETERS, SORTS, summaries_browse
 from api.common import RESEARCHERS, dataset_or_404
 from common.errors import BrokerUnavailable, ModelLoadError
+from common.uploads import upload_too_large
 from corpus import selectors as selectors
-from corpus.importers import FORMATS, ImportFormatError, parse
+from corpus.importers import FORMATS
 from corpus.models import Document, Summary
 from scoring.metrics import METRICS, SPECIAL_TOKEN_MODES, STRATEGIES
 from scoring.selectors import summary_explanations
-from studies.services.imports import dataset_import
+from studies.serializers import ImportJobOutput
+from studies.services.import_jobs import import_job_create
 
 
 class DatasetOutput(serializers.Serializer):
@@ -35,26 +35,6 @@ class DatasetOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
     n_documents = serializers.IntegerField()
     n_summaries = serializers.IntegerField()
-
-
-class ImportErrorOutput(serializers.Serializer):
-    file = serializers.CharField()
-    line = serializers.IntegerField(allow_null=True)
-    field = serializers.CharField(allow_null=True)
-    message = serializers.CharField()
-
-
-class ImportReportOutput(serializers.Serializer):
-    dataset = DatasetOutput()
-    documents_created = serializers.IntegerField()
-    documents_updated = serializers.IntegerField()
-    summaries_created = serializers.IntegerField()
-    summaries_updated = serializers.IntegerField()
-    human_scores = serializers.IntegerField()
-    metric_scores = serializers.IntegerField()
-    labelled_summaries = serializers.IntegerField()
-    judgements = serializers.IntegerField()
-    lines = serializers.ListField(child=serializers.CharField())
 
 
 class DatasetListApi(ListAPIView):
@@ -74,30 +54,30 @@ class DatasetListApi(ListAPIView):
 
     @extend_schema(
         request=ImportInput,
-        responses={201: ImportReportOutput, 400: ImportErrorOutput},
-        description="The same import as `manage.py import_dataset`: a malformed record stops it, nothing is "
-        "written, and the answer names the file, line and field.",
+        responses={202: ImportJobOutput, 413: None, 503: None},
+        description="Stores the file and queues its import on a worker (the same import as `manage.py "
+        "import_dataset`: all or nothing). Answers 202 with the job: GET its `url` for the status, the lines "
+        "read so far and, when it failed, errors naming file, line and field. A body over "
+        "FAITHANNO_UPLOAD_MAX_BYTES answers 413; no reachable worker queue answers 503.",
     )
     def post(self, request: Request) -> Response:
         payload = self.ImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         upload = payload.validated_data["file"]
-        with tempfile.TemporaryDirectory(prefix="faithanno-import-") as folder:
-            # The importers read a path; the upload's own name makes their error messages recognisable.
-            path = Path(folder) / (Path(upload.name).name or "upload")
-            with path.open("wb") as handle:
-                for chunk in upload.chunks():
-                    handle.write(chunk)
-            try:
-                batch = parse(payload.validated_data["format"], path)
-                report = dataset_import(name=payload.validated_data["name"], batch=batch)
-            except ImportFormatError as exc:
-                message = str(exc).replace(f"{folder}/", "")
-                error = {"file": Path(exc.file).name, "line": exc.line, "field": exc.field, "message": message}
-                return Response(error, status=status.HTTP_400_BAD_REQUEST)
-        dataset = dataset_or_404(report.dataset.pk)
-        body = {**vars(report), "dataset": DatasetOutput(dataset).data, "lines": report.lines()}
-        return Response(ImportReportOutput(body).data, status=status.HTTP_201_CREATED)
+        if upload.size > settings.FAITHANNO_UPLOAD_MAX_BYTES:
+            return upload_too_large(request, upload.size)
+        try:
+            job = import_job_create(
+                user=request.user,
+                upload=upload,
+                format_name=payload.validated_data["format"],
+                name=payload.validated_data["name"],
+            )
+        except BrokerUnavailable as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        job.refresh_from_db()
+        body = ImportJobOutput(job, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
 class DatasetDetailApi(APIView):

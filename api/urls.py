@@ -1,10 +1,11 @@
 from django.urls import path
 
-from api import analysis, corpus, studies
+from api import analysis, corpus, imports, studies
 
 urlpatterns = [
     path("datasets/", corpus.DatasetListApi.as_view(), name="api_datasets"),
     path("datasets/<int:dataset_id>/", corpus.DatasetDetailApi.as_view(), name="api_dataset"),
+    path("imports/<int:job_id>/", imports.ImportJobApi.as_view(), name="api_import_job"),
     path("datasets/<int:dataset_id>/documents/", corpus.DocumentListApi.as_view(), name="api_documents"),
     path("datasets/<int:dataset_id>/summaries/", corpus.SummaryListApi.as_view(), name="api_summaries"),
     path("datasets/<int:dataset_id>/scoring/", corpus.ScoringApi.as_view(), name="api_scoring"),

@@ -24,6 +24,7 @@ ERRORS: dict[int, tuple[str, str, str]] = {
     400: ("Bad request", "The request could not be understood. Go back and try again.", "Bad request."),
     403: ("Not allowed", "Your account cannot open this page.", "You do not have permission to perform this action."),
     404: ("Not found", "There is nothing here, or it is not yours to see.", "Not found."),
+    413: ("Upload too large", "The file is larger than this site accepts.", "Request body too large."),
     500: (
         "Something went wrong",
         "The error has been logged. Please try again in a moment.",

@@ -6,6 +6,7 @@ reads through corpus.selectors and the selectors of the apps above.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -100,3 +101,46 @@ class MetricScore(SummaryScore):
         # The table the model was created with in the app `annotations`; kept so data stays in place.
         db_table = "annotations_metricscore"
         constraints = [models.UniqueConstraint(fields=["summary", "name"], name="metric_score_unique")]
+
+
+class ImportJob(models.Model):
+    """An uploaded file waiting for, or imported by, a worker (studies.jobs): uploads never import
+    inside the web request. All or nothing like every import; `errors` name file, line and field."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    name = models.CharField(max_length=200, help_text="dataset name: created, or updated when it exists")
+    format = models.CharField(max_length=50)
+    file_name = models.CharField(max_length=255, help_text="the upload's own name, as errors name it")
+    path = models.CharField(max_length=1000, help_text="where the upload is stored until it is imported")
+    size = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    lines_done = models.PositiveIntegerField(default=0)
+    lines_total = models.PositiveIntegerField(null=True, blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    report = models.JSONField(default=list, blank=True, help_text="the import's summary lines")
+    dataset = models.ForeignKey(Dataset, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    # Moves while the worker reads the file; a running job whose heartbeat stopped lost its worker.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_importjob"
+
+    def __str__(self) -> str:
+        return f"import of {self.file_name} into {self.name} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)

@@ -1,8 +1,9 @@
-"""The Celery app that spreads scoring over worker machines (broker and queue from settings).
+"""The Celery app that spreads scoring and uploaded imports over workers (broker and queue from settings).
 
 Start a worker on any machine that reaches the broker and the database:
     celery -A faithanno.celery worker --queues faithanno-scoring --concurrency 1
-It is imported only by workers and by `score --enqueue`, so the web app never needs a broker.
+It is imported only by workers, `score --enqueue` and the web's scoring and import requests: the rest of the
+web app runs without a broker. bin/start runs one worker on a filesystem broker (no Redis needed).
 """
 
 from __future__ import annotations
@@ -16,3 +17,5 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "faithanno.settings")
 app = Celery("faithanno")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["scoring"])
+# The Celery tasks of studies (uploaded imports) are in studies.jobs (protocols.tasks are annotation tasks).
+app.autodiscover_tasks(["studies"], related_name="jobs")

@@ -3,7 +3,7 @@ from django.urls import path
 from analysis.views import analysis, browse, inspect
 from analysis.views import studies as study_pages
 from common import views as common
-from studies.views import annotate, studies
+from studies.views import annotate, imports, studies
 
 urlpatterns = [
     path("", common.home, name="home"),
@@ -53,6 +53,9 @@ urlpatterns = [
         name="study_summaries_export",
     ),
     path("datasets/", analysis.datasets, name="datasets"),
+    # Uploads and their import jobs (annotations/views/imports.py).
+    path("datasets/import/", imports.dataset_import_upload, name="dataset_import_upload"),
+    path("datasets/imports/<int:job_id>/", imports.import_job, name="import_job"),
     path("datasets/<int:dataset_id>/analysis/", analysis.dataset_analysis, name="dataset_analysis"),
     path(
         "datasets/<int:dataset_id>/summaries.<str:format_name>",

@@ -148,6 +148,9 @@ MIDDLEWARE = [
     "faithanno.middleware.ClientInputMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A body over FAITHANNO_UPLOAD_MAX_BYTES answers 413 before anything reads it: every middleware's
+    # process_view (the CSRF check reads the form) runs after every __call__.
+    "common.uploads.UploadLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -438,7 +441,13 @@ FAITHANNO_SCORING_RETRY_SECONDS = envint("FAITHANNO_SCORING_RETRY_SECONDS", "60"
 # The Celery app (configured from the CELERY_ settings below); scoring imports it by this name when it enqueues.
 FAITHANNO_CELERY_APP = "faithanno.celery.app"
 CELERY_BROKER_URL = os.getenv("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
-CELERY_RESULT_BACKEND = os.getenv("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
+# `filesystem://` (bin/start's default) passes tasks through files under FAITHANNO_DATA_DIR: the embedded
+# demo's worker needs no Redis. One machine only, and a dead worker's task is not handed out again.
+CELERY_FILESYSTEM_BROKER = CELERY_BROKER_URL.startswith("filesystem://")
+CELERY_RESULT_BACKEND = os.getenv(
+    "CELERY_RESULT_BACKEND",
+    f"file://{DATA_DIR / 'celery' / 'results'}" if CELERY_FILESYSTEM_BROKER else CELERY_BROKER_URL,
+)
 CELERY_TASK_DEFAULT_QUEUE = os.getenv("CELERY_TASK_DEFAULT_QUEUE", "faithanno-scoring")
 # A task is acknowledged when it ends, not when it starts, so a worker that dies mid-task leaves it on the
 # broker for another worker: at once when only its child process died (the main process puts it back), or
@@ -472,9 +481,34 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_interval": 10,
     "unacked_restore_throttle": 1,
 }
+if CELERY_FILESYSTEM_BROKER:
+    for _folder in ("queue", "processed", "results", "control"):
+        (DATA_DIR / "celery" / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS |= {
+        "data_folder_in": str(DATA_DIR / "celery" / "queue"),
+        "data_folder_out": str(DATA_DIR / "celery" / "queue"),
+        "processed_folder": str(DATA_DIR / "celery" / "processed"),
+        "store_processed": False,
+        # Kombu's default is a `control` folder in the current directory.
+        "control_folder": str(DATA_DIR / "celery" / "control"),
+    }
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # scoring tasks are long: take one at a time
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = envint("CELERY_RESULT_EXPIRES", "86400")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Uploads and imports -------------------------------------------------------------------------------
+# A request body larger than this is refused with 413 before it is read (the web and API imports are the
+# only uploads). Uploads are stored under FAITHANNO_UPLOAD_DIR and imported by a worker (studies.jobs);
+# Django spools any file larger than FILE_UPLOAD_MAX_MEMORY_SIZE to disk while it arrives.
+FAITHANNO_UPLOAD_MAX_BYTES = envint("FAITHANNO_UPLOAD_MAX_BYTES", str(100 * 1024 * 1024), minimum=1)
+FAITHANNO_UPLOAD_DIR = Path(envstr("FAITHANNO_UPLOAD_DIR", str(DATA_DIR / "uploads")))
+# A running import whose worker has not reported for this long is presumed dead: the broker's second
+# delivery of its task (after CELERY_VISIBILITY_TIMEOUT) imports it again; until then a second delivery
+# leaves it alone, so a job is never imported twice at once.
+FAITHANNO_IMPORT_STALE_SECONDS = envint("FAITHANNO_IMPORT_STALE_SECONDS", "600", minimum=1)
+# Texts spaCy splits into sentences per batch, and processes that split them (see docs/PERFORMANCE.md).
+FAITHANNO_IMPORT_SPACY_BATCH = envint("FAITHANNO_IMPORT_SPACY_BATCH", "32", minimum=1)
+FAITHANNO_IMPORT_PROCESSES = envint("FAITHANNO_IMPORT_PROCESSES", "1", minimum=1)

@@ -25,9 +25,9 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models.functions import Length
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
-from common.errors import BrokerUnavailable, ModelLoadError
+from common.broker import broker_check
+from common.errors import ModelLoadError
 from corpus.models import Dataset, Document, Summary
 from scoring.explainers import bertscore
 from scoring.explainers.base import DocumentInput, Explained, Explainer, SummaryInput
@@ -372,17 +372,7 @@ def explanations_enqueue(
     """
     from scoring.tasks import score_documents
 
-    # The project's Celery app, named in the settings (it is configured there), imported only to enqueue.
-    app = import_string(settings.FAITHANNO_CELERY_APP)
-
-    try:
-        with app.connection_for_write() as connection:
-            connection.ensure_connection(max_retries=1, timeout=5)
-    except Exception as exc:
-        raise BrokerUnavailable(
-            f"Cannot reach the Celery broker at {settings.CELERY_BROKER_URL} ({type(exc).__name__}: {exc}). "
-            "To fix: start Redis there, or set CELERY_BROKER_URL to a reachable broker."
-        ) from exc
+    broker_check()
     reports = []
     for metric in metrics:
         plan = metric_plan(metric, options)

@@ -215,3 +215,17 @@ class ExampleCreateForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["summary"].queryset = summaries
         self.fields["summary"].label_from_instance = lambda s: f"{s.document} / {s.system}: {s.text[:90]}"
+
+
+class ImportUploadForm(forms.Form):
+    """A file to import into a new or existing dataset (the datasets page); a worker imports it."""
+
+    file = forms.FileField(help_text="JSON lines or a published format (docs/IMPORT_FORMATS.md)")
+    format = forms.ChoiceField(choices=[])
+    name = TextField(max_length=200, label="Dataset name", help_text="created, or updated when it exists")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from corpus.importers import FORMATS
+
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = [(name, name) for name in sorted(FORMATS)]

@@ -7,6 +7,7 @@ administrator. The suite runs against PostgreSQL only (DATABASE_URL), never the 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +184,19 @@ def task_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, 
         annotators_per_item=2,
         created_by=rita,
     ).study
+
+
+@pytest.fixture
+def import_worker(settings: Any, tmp_path: Path) -> Iterator[Callable[[], Any]]:
+    """Uploads go to a private folder and their import tasks run in this process (Celery's eager mode: the
+    real task, without a broker) when the request's transaction commits. Returns the context manager that
+    runs them: `with import_worker(): client.post(...)`."""
+    from django.test import TestCase
+
+    from faithanno.celery import app
+
+    settings.FAITHANNO_UPLOAD_DIR = tmp_path / "uploads"
+    before = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    yield lambda: TestCase.captureOnCommitCallbacks(execute=True)
+    app.conf.task_always_eager, app.conf.task_eager_propagates = before

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from analysis.selectors.browse import PARAMETERS as BROWSE_PARAMETERS
 from corpus.importers import parse
-from corpus.models import Summary
+from corpus.models import ImportJob, Summary
 from protocols.tasks import BUMP_ERROR_TYPES
 from studies.models import Assignment, Study, StudyExample
 from studies.services.examples import study_example_annotate, study_example_create
@@ -150,6 +150,9 @@ class World:
     example: StudyExample
     imported: Study
     clients: dict[str, Any] = field(default_factory=dict)
+    # Runs the import tasks that uploads queue (conftest's import_worker), and a job of rita's to read.
+    run_imports: Any = None
+    import_job: ImportJob | None = None
 
     def assignment(self, task: str) -> Assignment:
         return item_of(self.study, self.study.annotators.get(username="alice"), task)
@@ -164,6 +167,7 @@ def world(
     rita: AbstractUser,
     admin_user: AbstractUser,
     tmp_path: Any,
+    import_worker: Any,
 ) -> World:
     # A summary that is no item of the study, for an example item.
     extra = {"id": "extra", "text": "An extra document.", "summaries": [{"system": "X", "text": "An extra summary."}]}
@@ -173,7 +177,10 @@ def world(
     example = study_example_create(study_task=sentences, summary=summary, user=rita, explanation_text="Why.")
     study_example_annotate(example=example, labels={0: "yes"}, notes={0: "It says so."})
     imported = Study.objects.get(dataset=task_study.dataset, kind=Study.Kind.IMPORTED)
-    result = World(study=task_study, example=example, imported=imported)
+    result = World(study=task_study, example=example, imported=imported, run_imports=import_worker)
+    result.import_job = ImportJob.objects.create(
+        created_by=rita, name="a job", format="jsonl", file_name="a.jsonl", path=str(tmp_path / "none")
+    )
     result.clients = {
         "rita": client_for(rita),
         "alice": client_for(alice),
@@ -289,7 +296,11 @@ IMPORT_PATHS: list[tuple[Any, ...]] = [
 
 @dataclass
 class ImportTarget:
-    name: str = "api_datasets"
+    """An upload (API or web page): a hostile form field answers 400 at once; a hostile text in the file is
+    the worker's to find, and its job fails naming the line and field, having written nothing."""
+
+    name: str
+    client: str
 
     def check(self, world: World, drawn: tuple[str, tuple[Any, ...], str]) -> None:
         where, path, value = drawn
@@ -299,8 +310,22 @@ class ImportTarget:
             fields[where] = arrives(value, "multipart")  # the test client cannot encode a surrogate at all
         before = database_state()
         upload = SimpleUploadedFile("upload.jsonl", content.encode())
-        response = world.clients["rita-api"].post(reverse("api_datasets"), {**fields, "file": upload})
-        expect(answered(response), [value if where == "file" else fields[where]], "json", before)
+        latest = ImportJob.objects.order_by("pk").last()
+        with world.run_imports():
+            response = world.clients[self.client].post(reverse(self.name), {**fields, "file": upload})
+        job = ImportJob.objects.order_by("pk").last()
+        if where != "file" or job == latest:
+            expect(answered(response), [value if where == "file" else fields[where]], "json", before)
+            return
+        STATUSES[response.status_code] += 1
+        assert response.status_code in (202, 302), answered(response).body[:300]
+        if unstorable(value):
+            assert job.status == ImportJob.Status.FAILED, job.errors
+            [error] = job.errors
+            assert (error["file"], error["line"]) == ("upload.jsonl", 1), error
+            assert changed_tables(before, database_state()) == ["annotations_importjob"]
+        else:
+            assert job.status in (ImportJob.Status.DONE, ImportJob.Status.FAILED), job.errors
 
 
 def write_targets(world: World) -> list[Any]:
@@ -381,7 +406,8 @@ def write_targets(world: World) -> list[Any]:
             [("metrics", 0), ("mode",), ("strategy",), ("special_tokens",), ("layer",), ("k",)],
         )
     )
-    targets.append(ImportTarget())
+    targets.append(ImportTarget("api_datasets", "rita-api"))
+    targets.append(ImportTarget("dataset_import_upload", "rita"))
     task = study.tasks.get(task="sentence_consistency")
     alice_id = str(world.clients["alice"].session["_auth_user_id"])
     targets += [
@@ -518,6 +544,7 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "summary_inspect": [summary.pk],
         "summary_compare": [],
         "api_token": [],
+        "import_job": [world.import_job.pk],
     }
     for name, args in researcher_pages.items():
         url = reverse(name, args=args)
@@ -553,6 +580,7 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "api_study_summaries_export": [study.pk, "jsonl"],
         "api_study_judgements_export": [study.pk, "csv"],
         "api_schema": [],
+        "api_import_job": [world.import_job.pk],
     }
     for name, args in api.items():
         yield name, "rita-api", reverse(name, args=args)
@@ -611,6 +639,7 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "study_example_delete",
         "api_assignment_submit",
         "api_scoring",
+        "dataset_import_upload",
     }
     forms = {"study_new", "study_task_guidelines", "study_task_examples", "api_token", "api_studies", "api_datasets"}
     every: set[str] = set()

@@ -203,17 +203,22 @@ def test_it_names_file_line_and_field_of_hostile_text_in_a_jsonl_import(
     assert "\x00" not in str(error) and "\ud800" not in str(error)
 
 
-def test_it_answers_400_to_an_api_import_with_hostile_text_and_writes_nothing(rita: AbstractUser) -> None:
+def test_it_fails_an_api_import_with_hostile_text_naming_line_and_field_and_writes_nothing(
+    rita: AbstractUser, import_worker: Any
+) -> None:
     client = api_client_for(rita)
     good = json.dumps({"id": "d1", "text": "First.", "summaries": [{"system": "s", "text": "One."}]})
     before = database_state()
     for bad, field in ((jsonl_line(text=NUL), "text"), (jsonl_line(meta={SURROGATE: 1}), "meta.x\\ud800y")):
         upload = SimpleUploadedFile("mine.jsonl", f"{good}\n{json.dumps(bad)}\n".encode())
-        answer = client.post(reverse("api_datasets"), {"file": upload, "format": "jsonl", "name": "hostile"})
-        assert answer.status_code == 400, answer.content
-        body = answer.json()
-        assert (body["file"], body["line"], body["field"]) == ("mine.jsonl", 2, field)
-    assert changed_tables(before, database_state()) == []
+        with import_worker():
+            answer = client.post(reverse("api_datasets"), {"file": upload, "format": "jsonl", "name": "hostile"})
+        assert answer.status_code == 202, answer.content
+        job = client.get(answer.json()["url"]).json()
+        assert job["status"] == "failed"
+        [error] = job["errors"]
+        assert (error["file"], error["line"], error["field"]) == ("mine.jsonl", 2, field)
+    assert changed_tables(before, database_state()) == ["annotations_importjob"]
     assert not Dataset.objects.filter(name="hostile").exists()
 
 

@@ -15,13 +15,13 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
+from corpus.models import Dataset, Document, HumanScore, ImportJob, MetricScore, Summary
 from scoring.models import Explanation, ScoringClaim
 from studies.models import Assignment, GuidelinesVersion, Judgement, Study, StudyExample, StudyItem, StudyTask
 
 # The migration leaves of main before the apps were split.
 OLD_LAYOUT = [
-    ("annotations", "0005_repair_nonfinite_time_spent"),
+    ("annotations", "0006_import_job"),
     ("scoring", "0002_scoring_claims"),
     ("corpus", None),
     ("studies", None),
@@ -34,6 +34,7 @@ TABLES = [
     "annotations_summary",
     "annotations_humanscore",
     "annotations_metricscore",
+    "annotations_importjob",
     "annotations_study",
     "annotations_study_researchers",
     "annotations_study_annotators",
@@ -76,6 +77,9 @@ def _fill_the_old_layout(old: Any) -> dict[str, Any]:
     )
     old.get_model("annotations", "HumanScore").objects.create(summary=summary, name="Faithful", value=1.0)
     old.get_model("annotations", "MetricScore").objects.create(summary=summary, name="FactCC", value=0.5)
+    old.get_model("annotations", "ImportJob").objects.create(
+        created_by=user, name="old", format="jsonl", file_name="old.jsonl", path="/tmp/old.jsonl", dataset=dataset
+    )
     explanation = old.get_model("scoring", "Explanation").objects.create(
         summary=summary, metric="bertscore", config={}, config_hash="h", model_ids={}, code_version="1", score=0.9
     )
@@ -157,6 +161,9 @@ def test_it_migrates_a_database_of_the_old_layout_in_place_without_losing_a_row(
     assert isinstance(summary.document, Document) and isinstance(summary.document.dataset, Dataset)
     assert HumanScore.objects.get(summary=summary).value == 1.0
     assert MetricScore.objects.get(summary=summary).value == 0.5
+    job = ImportJob.objects.select_related("dataset").get()
+    assert (job.dataset, job.created_by_id, job.file_name) == (summary.document.dataset, ids["user"], "old.jsonl")
+    assert ContentType.objects.get_for_model(ImportJob).app_label == "corpus"
     assert [e.pk for e in summary.explanations.all()] == [ids["explanation"]]
     assert ScoringClaim.objects.get(summary=summary).owner == "worker"
     assert Explanation.objects.get(pk=ids["explanation"]).summary == summary

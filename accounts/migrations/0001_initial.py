@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('annotations', '0005_repair_nonfinite_time_spent'),
+        ('annotations', '0006_import_job'),
         ('auth', '0012_alter_user_first_name_max_length'),
     ]
 

@@ -18,7 +18,6 @@ from common.exports import EXPORT_FORMATS
 from common.validation import InputError, finite_number
 from common.views import researcher_required
 from corpus.models import Dataset
-from corpus.selectors import datasets_with_counts
 from protocols.tasks import get_task
 from stats import plots
 from stats.agreement import LEVELS as AGREEMENT_LEVELS
@@ -28,6 +27,7 @@ from stats.metaeval import BALANCED_ACCURACY
 from stats.spans import THRESHOLDS
 from studies.models import Study, StudyItem, StudyTask
 from studies.selectors.access import studies_for_user, studies_readable
+from studies.views.imports import datasets_page
 
 # The page draws its intervals from fewer resamples than the command's default, to answer quickly.
 PAGE_BOOTSTRAP = 200
@@ -148,7 +148,8 @@ def _binary_rows(dataset: Dataset, form: dict[str, Any]) -> list[dict[str, Any]]
 @researcher_required
 @require_GET
 def datasets(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotations/analysis/datasets.html", {"datasets": datasets_with_counts()})
+    # The page also holds the upload form and the researcher's import jobs (annotations/views/imports.py).
+    return datasets_page(request)
 
 
 @researcher_required

@@ -16,7 +16,7 @@ or one summary added to a document defined on another line or already in the dat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +39,22 @@ LABEL_KEYS = {"annotator", "task", "label", "units", "spans", "comment"}
 
 def parse(path: Path) -> ImportBatch:
     batch = ImportBatch(source_format="jsonl")
+    for record in records(path):
+        if isinstance(record, SummaryRecord):
+            batch.loose_summaries.append(record)
+        else:
+            batch.documents.append(record)
+    return batch
+
+
+def records(path: Path) -> Iterator[DocumentRecord | SummaryRecord]:
+    """The file's documents and loose summaries one line at a time (a large file is never held whole)."""
     seen_documents: dict[str, int] = {}
     for origin, data in json_lines(path):
         if not isinstance(data, dict):
             raise origin.error(f"expected a JSON object, got {type(data).__name__}", "(line)")
         if "document_id" in data:
-            batch.loose_summaries.append(_summary(data, origin, "", loose=True))
+            yield _summary(data, origin, "", loose=True)
             continue
         document = _document(data, origin)
         if document.external_id in seen_documents:
@@ -53,8 +63,7 @@ def parse(path: Path) -> ImportBatch:
                 "id",
             )
         seen_documents[document.external_id] = origin.line or 0
-        batch.documents.append(document)
-    return batch
+        yield document
 
 
 def _unknown_keys(data: Mapping[str, Any], allowed: set[str], origin: Origin, prefix: str) -> None:

@@ -94,6 +94,9 @@ class SummaryRecord:
     document_id: str | None = None
     # Sentence offsets given by the source (e.g. FRANK's lines); None: the configured spaCy pipeline splits.
     sentences: list[list[int]] | None = None
+    # Offsets the configured spaCy pipeline gave ahead of the write (a streamed import splits before it
+    # opens its transaction); used only where the source gave none.
+    split_sentences: list[list[int]] | None = None
 
     def __post_init__(self) -> None:
         self.origin.check(
@@ -119,6 +122,8 @@ class DocumentRecord:
     summaries: list[SummaryRecord] = field(default_factory=list)
     # Sentence offsets given by the source (e.g. FRANK's article lines); None: spaCy splits the text.
     sentences: list[list[int]] | None = None
+    # As SummaryRecord.split_sentences.
+    split_sentences: list[list[int]] | None = None
 
     def __post_init__(self) -> None:
         self.origin.check({"id": self.external_id, "text": self.text, "title": self.title, "meta": self.meta})

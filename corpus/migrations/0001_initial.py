@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('annotations', '0005_repair_nonfinite_time_spent'),
+        ('annotations', '0006_import_job'),
     ]
 
     operations = [

@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('annotations', '0005_repair_nonfinite_time_spent'),
+        ('annotations', '0006_import_job'),
         ('corpus', '0001_initial'),
         ('scoring', '0003_summary_moved_to_corpus'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),

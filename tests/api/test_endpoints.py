@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -47,30 +48,39 @@ def test_it_filters_and_sorts_summaries_like_the_browse_page(
     assert references and all(row["is_reference"] for row in references)
 
 
-def test_it_imports_a_file_like_the_command(cast: Callable[[str], APIClient]) -> None:
-    answer = cast("rita").post(
-        reverse("api_datasets"),
-        {"file": upload("small.jsonl", (DATA / "small.jsonl").read_text()), "format": "jsonl", "name": "uploaded"},
-    )
-    assert answer.status_code == 201, answer.json()
-    body = answer.json()
-    assert body["dataset"]["name"] == "uploaded"
-    assert body["dataset"]["n_documents"] == Dataset.objects.get(name="uploaded").documents.count() > 0
-    assert body["summaries_created"] == Summary.objects.filter(document__dataset__name="uploaded").count()
-    assert "dataset 'uploaded'" in body["lines"]
+def test_it_imports_a_file_like_the_command(cast: Callable[[str], APIClient], import_worker: Callable[[], Any]) -> None:
+    with import_worker():
+        answer = cast("rita").post(
+            reverse("api_datasets"),
+            {"file": upload("small.jsonl", (DATA / "small.jsonl").read_text()), "format": "jsonl", "name": "uploaded"},
+        )
+    assert answer.status_code == 202, answer.json()
+    job = cast("rita").get(answer.json()["url"]).json()
+    assert job["status"] == "done"
+    dataset = cast("rita").get(reverse("api_dataset", args=[job["dataset"]])).json()
+    assert dataset["name"] == "uploaded"
+    assert dataset["n_documents"] == Dataset.objects.get(name="uploaded").documents.count() > 0
+    assert f"summaries: {dataset['n_summaries']} new, 0 updated" in job["report"]
+    assert "dataset 'uploaded'" in job["report"]
 
 
-def test_it_names_file_line_and_field_of_a_bad_import_and_writes_nothing(cast: Callable[[str], APIClient]) -> None:
+def test_it_names_file_line_and_field_of_a_bad_import_and_writes_nothing(
+    cast: Callable[[str], APIClient], import_worker: Callable[[], Any]
+) -> None:
     good = json.dumps({"id": "d1", "text": "A text.", "summaries": [{"system": "s", "text": "A."}]})
     bad = json.dumps({"id": "d2", "text": "A text.", "summaries": [{"system": "s", "text": 5}]})
-    answer = cast("rita").post(
-        reverse("api_datasets"), {"file": upload("mine.jsonl", f"{good}\n{bad}\n"), "format": "jsonl", "name": "bad"}
-    )
-    assert answer.status_code == 400
-    body = answer.json()
-    assert (body["file"], body["line"]) == ("mine.jsonl", 2)
-    assert "text" in body["field"]
-    assert body["message"].startswith("mine.jsonl, line 2")
+    with import_worker():
+        answer = cast("rita").post(
+            reverse("api_datasets"),
+            {"file": upload("mine.jsonl", f"{good}\n{bad}\n"), "format": "jsonl", "name": "bad"},
+        )
+    assert answer.status_code == 202
+    job = cast("rita").get(answer.json()["url"]).json()
+    assert job["status"] == "failed"
+    [error] = job["errors"]
+    assert (error["file"], error["line"]) == ("mine.jsonl", 2)
+    assert "text" in error["field"]
+    assert error["message"].startswith("mine.jsonl, line 2")
     assert not Dataset.objects.filter(name="bad").exists()
 
 

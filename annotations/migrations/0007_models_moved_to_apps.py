@@ -12,6 +12,7 @@ MOVED = {
     "summary": "corpus",
     "humanscore": "corpus",
     "metricscore": "corpus",
+    "importjob": "corpus",
     "study": "studies",
     "studytask": "studies",
     "guidelinesversion": "studies",
@@ -39,10 +40,10 @@ def content_types_back(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotations", "0005_repair_nonfinite_time_spent"),
+        ("annotations", "0006_import_job"),
         ("contenttypes", "0002_remove_content_type_name"),
         ("accounts", "0001_initial"),
-        ("corpus", "0001_initial"),
+        ("corpus", "0002_import_job"),
         ("studies", "0001_initial"),
         ("scoring", "0003_summary_moved_to_corpus"),
     ]
@@ -60,6 +61,7 @@ class Migration(migrations.Migration):
                     "GuidelinesVersion",
                     "StudyTask",
                     "Study",
+                    "ImportJob",
                     "HumanScore",
                     "MetricScore",
                     "Summary",
