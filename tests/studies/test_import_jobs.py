@@ -250,7 +250,7 @@ def test_it_imports_an_upload_on_a_real_worker_over_bin_starts_filesystem_broker
     )
     try:
         send = (
-            "import django; django.setup(); from annotations.models import ImportJob; "
+            "import django; django.setup(); from corpus.models import ImportJob; "
             "from studies.services.import_jobs import import_job_enqueue; "
             f"import_job_enqueue(job=ImportJob.objects.get(pk={job.pk}))"
         )
