@@ -149,6 +149,37 @@
     return { task, current: () => current };
   }
 
+  // The element that scrolls `el` (its nearest ancestor with a scroll bar), or null.
+  function scroller(el) {
+    for (let box = el.parentElement; box; box = box.parentElement) {
+      const overflow = getComputedStyle(box).overflowY;
+      if ((overflow === "auto" || overflow === "scroll") && box.scrollHeight > box.clientHeight) return box;
+    }
+    return null;
+  }
+
+  // Scroll the pane that holds `elements` (one element or several highlights of one unit) so that they are in
+  // the part of the pane the annotator sees (the pane may reach below the window's edge), centred there; when
+  // they do not fit together, the first one is. Only the pane scrolls, never the page: the judge buttons stay
+  // where they are.
+  function scrollIntoPane(elements) {
+    const shown = (Array.isArray(elements) ? elements : [elements]).filter(Boolean);
+    if (!shown.length) return;
+    const box = scroller(shown[0]);
+    if (!box) return;
+    const paneRect = box.getBoundingClientRect();
+    let top = Math.max(paneRect.top, 0);
+    let bottom = Math.min(paneRect.bottom, window.innerHeight);
+    if (bottom - top < 40) [top, bottom] = [paneRect.top, paneRect.bottom]; // the pane is out of sight
+    const rects = shown.map((el) => el.getBoundingClientRect());
+    let first = Math.min(...rects.map((r) => r.top));
+    let last = Math.max(...rects.map((r) => r.bottom));
+    if (last - first > bottom - top) [first, last] = [rects[0].top, rects[0].bottom];
+    const height = last - first;
+    const target = height >= bottom - top ? top : top + (bottom - top - height) / 2;
+    box.scrollTop += first - target;
+  }
+
   function csrfToken() {
     const input = document.querySelector("input[name=csrfmiddlewaretoken]");
     return input ? input.value : "";
@@ -216,9 +247,7 @@
       focusSubmit() {
         submitEl.focus();
       },
-      scrollIntoView(el) {
-        if (el) el.scrollIntoView({ block: "center", inline: "nearest" });
-      },
+      scrollIntoView: scrollIntoPane,
       // The labels to start from: the restored draft, else the submitted work; only valid ones survive.
       initialLabels() {
         const source = (frame.draft || frame.saved).labels || {};
@@ -244,6 +273,9 @@
     // The task contract: snapshot() -> draft data; missing() -> {count, text}; submission() -> request
     // parts; keys: [{keys, label, run(event) -> handled}]; optional start(), serverDraftSaved(answer).
     const task = factory(frame);
+    // A document longer than its pane gets room to scroll its end up into view (faithanno.css).
+    const sourceEl = document.getElementById("source");
+    if (sourceEl) sourceEl.classList.toggle("overflows", sourceEl.scrollHeight > sourceEl.clientHeight);
 
     function snapshot() {
       return { savedAt: Date.now(), seconds: activeSeconds, comment: commentEl.value, task: task.snapshot() };
@@ -452,12 +484,28 @@
       }
     }, 1000);
 
-    // The task description stays closed once an annotator has closed it (they know the steps by then).
+    // The task description is open on the first item an annotator opens of a task and folded on every other
+    // item (they know the steps by then), unless they open it again: then it stays open until they close it.
+    // Stored: "1" folded, "0" open, "first:<item>" the first item (open there, also after a reload).
     const description = document.querySelector(".task-description");
     const descriptionKey = "faithanno:description-closed:" + state.task;
     if (description) {
-      if (localStorage.getItem(descriptionKey) === "1") description.open = false;
-      description.addEventListener("toggle", () => localStorage.setItem(descriptionKey, description.open ? "0" : "1"));
+      const firstItem = "first:" + (state.draftKey || "example");
+      let stored = null;
+      try {
+        stored = localStorage.getItem(descriptionKey);
+        if (stored === null) localStorage.setItem(descriptionKey, firstItem);
+      } catch {
+        /* storage disabled: the description is open on every item */
+      }
+      description.open = stored === null || stored === "0" || stored === firstItem;
+      description.addEventListener("toggle", () => {
+        try {
+          localStorage.setItem(descriptionKey, description.open ? "0" : "1");
+        } catch {
+          /* storage disabled */
+        }
+      });
     }
 
     commentEl.value = restored && typeof restored.comment === "string" ? restored.comment : state.comment || "";
