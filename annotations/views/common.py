@@ -7,8 +7,8 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 
 from annotations import roles
@@ -53,9 +53,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def export_response(rows: Any, fields: Sequence[str], format_name: str, filename: str) -> HttpResponse:
-    """A streamed download of the rows as CSV or JSON lines; an unknown format answers 400."""
+    """A streamed download of the rows as CSV or JSON lines; an unknown format answers 400 (the app's page)."""
     if format_name not in EXPORT_FORMATS:
-        return HttpResponseBadRequest(f"Unknown export format {format_name!r}.")
+        raise BadRequest(f"Unknown export format {format_name!r}: use one of {', '.join(EXPORT_FORMATS)}.")
     response = StreamingHttpResponse(
         export_chunks(rows, fields, format_name), content_type=f"{EXPORT_FORMATS[format_name]}; charset=utf-8"
     )
