@@ -141,6 +141,10 @@
       ],
       snapshot: () => ({ labels: Object.fromEntries(labels) }),
       missing: () => frame.missingLabels(labels, options.noun),
+      showMissing() {
+        const open = nextUnlabelled(units, labels, null);
+        if (open !== null) unitButton(open).focus();
+      },
       submission: () => ({ labels: Object.fromEntries(labels) }),
     };
     if (options.startAtFirstOpen) {
@@ -271,7 +275,8 @@
     };
 
     // The task contract: snapshot() -> draft data; missing() -> {count, text}; submission() -> request
-    // parts; keys: [{keys, label, run(event) -> handled}]; optional start(), serverDraftSaved(answer).
+    // parts; keys: [{keys, label, run(event) -> handled}]; optional start(), serverDraftSaved(answer),
+    // showMissing() (move the focus to the first unit still missing, never into a text field).
     const task = factory(frame);
     // A document longer than its pane gets room to scroll its end up into view (faithanno.css).
     const sourceEl = document.getElementById("source");
@@ -329,9 +334,12 @@
       if (serverDirty) scheduleServer(0);
     });
 
+    // An incomplete item's Submit is aria-disabled, not disabled: pressing it (or Ctrl+Enter) must still
+    // say what is missing and show where.
     function updateRemaining() {
       const missing = task.missing();
-      submitEl.disabled = submitting || missing.count > 0;
+      submitEl.disabled = submitting;
+      submitEl.setAttribute("aria-disabled", String(missing.count > 0));
       remainingEl.textContent = missing.text;
       submitEl.textContent = missing.count > 0 ? "Submit annotations (" + missing.count + " missing)" : "Submit annotations ▸";
     }
@@ -344,7 +352,13 @@
 
     // -- submission ------------------------------------------------------------------------------------
     async function submit() {
-      if (submitEl.disabled || submitting) return;
+      if (submitting) return;
+      const missing = task.missing();
+      if (missing.count > 0) {
+        frame.announce("Not submitted yet: " + missing.count + " missing (" + missing.text + ").");
+        if (task.showMissing) task.showMissing();
+        return;
+      }
       submitting = true;
       if (serverTimer) clearTimeout(serverTimer);
       updateRemaining();
@@ -382,8 +396,14 @@
     function go(url) {
       if (url) window.location.assign(url);
     }
+    // A dialog opens at its top with its title focused (showModal would focus the first control, the Close
+    // button at the bottom of a long list, and scroll there).
     function openDialog(dialog) {
-      if (!dialog.open) dialog.showModal();
+      if (dialog.open) return;
+      dialog.showModal();
+      dialog.scrollTop = 0;
+      const title = dialog.querySelector("h2");
+      if (title) title.focus({ preventScroll: true });
     }
     const frameKeys = [
       { keys: ["Ctrl+Enter"], label: "submit (also while typing)" },
