@@ -150,6 +150,8 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
     # With DEBUG on, answers 404s with the app's own page instead of Django's technical one.
     "annotations.views.errors.DebugNotFoundMiddleware",
+    # A 4xx sent without a body (require_POST's 405) becomes the app's page too.
+    "annotations.views.errors.BodilessErrorMiddleware",
 ]
 
 ROOT_URLCONF = "faithanno.urls"
