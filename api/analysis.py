@@ -396,7 +396,11 @@ class DatasetHighlighterApi(APIView):
 
 
 FORMAT_PARAMETER = OpenApiParameter(
-    "format_name", OpenApiTypes.STR, OpenApiParameter.PATH, enum=sorted(EXPORT_FORMATS), description="csv or jsonl"
+    "format_name",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    enum=sorted(EXPORT_FORMATS),
+    description="csv, jsonl or parquet",
 )
 DOWNLOAD = extend_schema(
     parameters=[FORMAT_PARAMETER],

@@ -1,6 +1,6 @@
 """Agreement, correlation and export over 1,000,000 judgements: wall time and peak memory of each.
 
-    DATABASE_URL=postgres://... python benchmarks/analysis.py [--judgements 1000000] [--keep]
+    DATABASE_URL=postgres://... python benchmarks/analysis.py [--judgements 1000000] [--keep] [--phases a,b]
 
 Builds a synthetic BERTScore study in the database of DATABASE_URL (a dataset named
 "benchmark-analysis": summaries with a human and a metric score and a BERTScore explanation score,
@@ -158,7 +158,7 @@ def phase(name: str, study_id: int) -> None:
         dataset_correlations,
         study_enhanced_table,
     )
-    from analysis.selectors.exports import EXPORT_FIELDS, study_judgement_rows
+    from analysis.selectors.exports import EXPORT_FIELDS, export_column_types, study_judgement_rows
     from common.exports import export_chunks
     from studies.models import Study
 
@@ -186,12 +186,13 @@ def phase(name: str, study_id: int) -> None:
     elif name.startswith("export-"):
         format_name = name.removeprefix("export-")
         rows = study_judgement_rows(study=study)
-        chunks = export_chunks(rows, EXPORT_FIELDS, format_name)
+        chunks = export_chunks(rows, EXPORT_FIELDS, format_name, export_column_types(EXPORT_FIELDS))
         written = 0
-        with open(os.devnull, "w", encoding="utf-8") as sink:
+        with open(os.devnull, "wb") as sink:
             for chunk in chunks:
-                written += len(chunk)
-                sink.write(chunk)
+                data = chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
+                written += len(data)
+                sink.write(data)
         detail = f"{written / 1e6:.0f} MB of {format_name.upper()}"
     else:
         raise SystemExit(f"unknown phase {name}")
@@ -208,6 +209,7 @@ PHASES = (
     "metric-correlation",
     "export-csv",
     "export-jsonl",
+    "export-parquet",
 )
 
 
@@ -228,6 +230,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judgements", type=int, default=1_000_000)
     parser.add_argument("--keep", action="store_true", help="keep the synthetic data afterwards")
+    parser.add_argument("--phases", help=f"comma-separated phases to run (default: all of {', '.join(PHASES)})")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--study", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -250,7 +253,7 @@ def main() -> None:
           f"{UNITS} words each) in {time.perf_counter() - started:.0f} s")  # fmt: skip
     print(f"{'phase':<34}{'seconds':>9}{'peak MB':>10}  result")
     try:
-        for name in PHASES:
+        for name in args.phases.split(",") if args.phases else PHASES:
             output, peak = run_child(name, study_id)
             seconds, _, detail = output.partition("\t")
             print(f"{name:<34}{seconds:>9}{peak:>10.0f}  {detail}")

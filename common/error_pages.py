@@ -1,10 +1,11 @@
-"""How errors are answered: the app's own pages for 400, 403, 404 and 500, with the navigation of every
+"""How errors are answered: the app's own pages for 400, 403, 404, 405 and 500, with the navigation of every
 page, and JSON under /api/ (as the API's own errors). Nobody is shown Django's technical pages, which list
 the URL configuration, settings and source code, not even with DEBUG on in the demo: tracebacks go to the
 log (the console of bin/start)."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 
@@ -24,6 +25,11 @@ ERRORS: dict[int, tuple[str, str, str]] = {
     400: ("Bad request", "The request could not be understood. Go back and try again.", "Bad request."),
     403: ("Not allowed", "Your account cannot open this page.", "You do not have permission to perform this action."),
     404: ("Not found", "There is nothing here, or it is not yours to see.", "Not found."),
+    405: (
+        "Not possible this way",
+        "This address only answers the page's own buttons and forms. Go back and use them.",
+        "Method not allowed.",
+    ),
     413: ("Upload too large", "The file is larger than this site accepts.", "Request body too large."),
     500: (
         "Something went wrong",
@@ -52,8 +58,14 @@ def error_response(request: HttpRequest, status: int, reason: str = "") -> HttpR
     return HttpResponse(body, status=status)
 
 
+def _reason(exception: BaseException | None) -> str:
+    """The text our own views raise BadRequest with (written for the user); Django's SuspiciousOperation
+    messages describe internals and are not shown."""
+    return str(exception) if isinstance(exception, BadRequest) else ""
+
+
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return error_response(request, 400)
+    return error_response(request, 400, _reason(exception))
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
@@ -91,7 +103,7 @@ class ErrorPageReporter(ExceptionReporter):
     def get_traceback_html(self) -> str:
         if self.is_email or self.request is None:
             return super().get_traceback_html()
-        return error_response(self.request, self._status()).content.decode()
+        return error_response(self.request, self._status(), _reason(self.exc_value)).content.decode()
 
     def get_traceback_text(self) -> str:
         if self.is_email or self.request is None:
@@ -137,5 +149,35 @@ class DebugApiErrorsMiddleware:
             and not hasattr(response, "accepted_renderer")  # not an answer of the API's own views
             and response.get("Content-Type", "").startswith(("text/html", "text/plain"))
         ):
-            return error_response(request, response.status_code)
+            return error_response(request, response.status_code, _reported_detail(response))
+        return response
+
+
+def _reported_detail(response: HttpResponse) -> str:
+    """The "detail" of the API error ErrorPageReporter rendered (sent as HTML by Django's debug handler),
+    or "" for any other page."""
+    try:
+        detail = json.loads(response.content).get("detail", "")
+    except (ValueError, AttributeError):
+        return ""
+    return detail if isinstance(detail, str) else ""
+
+
+class BodilessErrorMiddleware:
+    """Answers a 4xx that a view or decorator sent without a body (require_GET's and require_POST's 405, a bare
+    HttpResponseForbidden) with the app's page, or the API's JSON under /api/, keeping its headers (Allow).
+    It is the innermost middleware, so the page passes through the others."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        status = response.status_code
+        if 400 <= status < 500 and status in ERRORS and not response.streaming and not response.content:
+            page = error_response(request, status)
+            for header in ("Allow", "Retry-After"):
+                if header in response:
+                    page[header] = response[header]
+            return page
         return response

@@ -7,7 +7,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -62,22 +62,110 @@ def jsonl_chunks(rows: Iterable[dict[str, Any]], rows_per_chunk: int = 500) -> I
         yield "\n".join(lines) + "\n"
 
 
-EXPORT_FORMATS = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+# The column types of the exports (docs/EXPORTS.md). "json" columns hold JSON text in CSV and Parquet and
+# the value itself in JSON lines.
+COLUMN_TYPES = ("text", "integer", "number", "boolean", "json")
+PARQUET_ROWS_PER_GROUP = 10_000
 
 
-def export_chunks(rows: Iterable[dict[str, Any]], fields: Sequence[str], format_name: str) -> Iterator[str]:
-    """The rows as CSV (with `fields` as header) or as JSON lines."""
+class _ByteChunks(io.RawIOBase):
+    """A write-only file that keeps what is written until it is taken, so Parquet can be streamed."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._written = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        part = bytes(data)
+        self._parts.append(part)
+        self._written += len(part)
+        return len(part)
+
+    def tell(self) -> int:
+        return self._written
+
+    def take(self) -> bytes:
+        taken, self._parts = b"".join(self._parts), []
+        return taken
+
+
+def parquet_chunks(
+    rows: Iterable[dict[str, Any]],
+    fields: Sequence[str],
+    types: Mapping[str, str],
+    rows_per_group: int = PARQUET_ROWS_PER_GROUP,
+) -> Iterator[bytes]:
+    """The rows as a Parquet file with a column of its type (`types`, see COLUMN_TYPES) per field, written
+    one row group of `rows_per_group` rows at a time: memory holds one group, whatever the export's size."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrow_types = {
+        "text": pa.string(),
+        "integer": pa.int64(),
+        "number": pa.float64(),
+        "boolean": pa.bool_(),
+        "json": pa.string(),
+    }
+    schema = pa.schema([(field, arrow_types[types[field]]) for field in fields])
+    as_json = {field for field in fields if types[field] == "json"}
+
+    def group(batch: list[dict[str, Any]]) -> Any:
+        columns: dict[str, list[Any]] = {field: [] for field in fields}
+        for row in batch:
+            for field in fields:
+                value = row.get(field)
+                if field in as_json and value is not None:
+                    value = json.dumps(value, ensure_ascii=False, allow_nan=False)
+                columns[field].append(value)
+        return pa.table(columns, schema=schema)
+
+    sink = _ByteChunks()
+    with pq.ParquetWriter(sink, schema) as writer:
+        batch: list[dict[str, Any]] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= rows_per_group:
+                writer.write_table(group(batch))
+                batch = []
+                yield sink.take()
+        if batch:
+            writer.write_table(group(batch))
+    yield sink.take()
+
+
+EXPORT_FORMATS = {"csv": "text/csv", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
+BINARY_FORMATS = frozenset({"parquet"})
+
+
+def export_chunks(
+    rows: Iterable[dict[str, Any]],
+    fields: Sequence[str],
+    format_name: str,
+    types: Mapping[str, str] | None = None,
+) -> Iterator[str] | Iterator[bytes]:
+    """The rows as CSV (with `fields` as header), as JSON lines, or as Parquet (text chunks, or bytes for
+    Parquet, whose columns take their types from `types`)."""
     if format_name not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {format_name!r} (known: {', '.join(EXPORT_FORMATS)})")
+    if format_name == "parquet":
+        if types is None:
+            raise ValueError("a Parquet export needs the type of every column")
+        return parquet_chunks(rows, fields, types)
     return csv_chunks(rows, fields) if format_name == "csv" else jsonl_chunks(rows)
 
 
-def chunks_write(chunks: Iterable[str], *, output: Path | None, stdout: TextIO) -> None:
-    """Write streamed chunks to a file, or to the command's standard output when no file is given."""
+def chunks_write(chunks: Iterable[str] | Iterable[bytes], *, output: Path | None, stdout: TextIO) -> None:
+    """Write streamed chunks to a file, or (text only) to the command's standard output when no file is given."""
     if output is None:
         for chunk in chunks:
+            if isinstance(chunk, bytes):
+                raise ValueError("a binary export (Parquet) needs a file: give --output")
             stdout.write(chunk, ending="")  # type: ignore[call-arg]  # Django's OutputWrapper
         return
-    with output.open("w", encoding="utf-8", newline="") as handle:
+    with output.open("wb") as handle:
         for chunk in chunks:
-            handle.write(chunk)
+            handle.write(chunk if isinstance(chunk, bytes) else chunk.encode("utf-8"))

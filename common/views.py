@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse, StreamingHttpResponse
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 
 from common import roles
 from common.error_pages import error_response
-from common.exports import EXPORT_FORMATS, export_chunks
+from common.exports import BINARY_FORMATS, EXPORT_FORMATS, export_chunks
 from common.validation import InputError
 
 API_PATH = "/api/"
@@ -52,12 +52,16 @@ def home(request: HttpRequest) -> HttpResponse:
 # --- annotators -----------------------------------------------------------------------------------
 
 
-def export_response(rows: Any, fields: Sequence[str], format_name: str, filename: str) -> HttpResponse:
-    """A streamed download of the rows as CSV or JSON lines; an unknown format answers 400."""
+def export_response(
+    rows: Any, fields: Sequence[str], format_name: str, filename: str, types: Mapping[str, str]
+) -> HttpResponse:
+    """A streamed download of the rows as CSV, JSON lines or Parquet (columns of `types`); an unknown format
+    answers 400 (the app's page)."""
     if format_name not in EXPORT_FORMATS:
-        return HttpResponseBadRequest(f"Unknown export format {format_name!r}.")
-    response = StreamingHttpResponse(
-        export_chunks(rows, fields, format_name), content_type=f"{EXPORT_FORMATS[format_name]}; charset=utf-8"
-    )
+        raise BadRequest(f"Unknown export format {format_name!r}: use one of {', '.join(EXPORT_FORMATS)}.")
+    content_type = EXPORT_FORMATS[format_name]
+    if format_name not in BINARY_FORMATS:
+        content_type += "; charset=utf-8"
+    response = StreamingHttpResponse(export_chunks(rows, fields, format_name, types), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}.{format_name}"'
     return response

@@ -158,6 +158,8 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
     # With DEBUG on, answers 404s with the app's own page instead of Django's technical one.
     "common.error_pages.DebugNotFoundMiddleware",
+    # A 4xx sent without a body (require_POST's 405) becomes the app's page too.
+    "common.error_pages.BodilessErrorMiddleware",
 ]
 
 ROOT_URLCONF = "faithanno.urls"

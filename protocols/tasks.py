@@ -427,7 +427,7 @@ def entailment_units(payload: Mapping[str, Any]) -> list[Unit]:
 
 def sentence_consistency_units(source: ItemSource) -> list[Unit]:
     return [
-        Unit(index=i, text=text, start=s, end=e, prompt="Is this sentence supported by the article?")
+        Unit(index=i, text=text, start=s, end=e, prompt=SENTENCE_CONSISTENCY_PROMPT)
         for i, (text, s, e) in enumerate(sentence_texts(source.summary_text, source.summary_sentences))
     ]
 
@@ -493,6 +493,7 @@ QGQA_STATEMENTS = (
     "The highlighted text spans have a similar meaning.",
 )
 ENTAILMENT_PROMPT = "How many facts of this summary sentence can be found in the highlighted source sentences?"
+SENTENCE_CONSISTENCY_PROMPT = "Is this sentence supported by the article?"
 
 CORRECT_INCORRECT = (
     Choice("correct", "Correct", "1", 1.0),
@@ -706,3 +707,17 @@ def get_task(key: str) -> TaskDefinition:
         return TASKS[key]
     except KeyError:
         raise KeyError(f"unknown task {key!r}; known tasks: {', '.join(sorted(TASKS))}") from None
+
+
+def unit_statement(task_key: str, unit_index: int | None) -> str:
+    """The statement or question a judgement of unit `unit_index` answers, as the annotator read it, where
+    the unit's position says it (the exports' `statement` column): QGQA's two statements per question (2n:
+    answerable from the summary, 2n + 1: the answers' similar meaning), FEQA's four questions per sentence,
+    the entailment and sentence-consistency prompts. "" for tasks with one kind of judgement only."""
+    if unit_index is None or unit_index < 0:
+        return ""
+    if task_key == "qgqa":
+        return QGQA_STATEMENTS[unit_index % len(QGQA_STATEMENTS)]
+    if task_key == "feqa":
+        return FEQA_QUESTIONS[unit_index % len(FEQA_QUESTIONS)][0]
+    return {"entailment": ENTAILMENT_PROMPT, "sentence_consistency": SENTENCE_CONSISTENCY_PROMPT}.get(task_key, "")

@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractUser
 from django.test import Client
 from django.urls import reverse
 
-from studies.models import Study
+from studies.models import Assignment, Study
 from tests.conftest import client_for
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.error_urls")]
@@ -98,3 +98,43 @@ def test_it_answers_bad_input_on_a_page_with_the_apps_own_400_page_naming_the_fi
     answer = client_for(rita).post(reverse("study_annotators", args=[bertscore_study.pk]), {"remove": "abc"})
     page = assert_own_page(answer, 400, "Bad request")
     assert "remove" in page
+
+
+def test_it_answers_a_refused_comparison_with_its_own_page_saying_why(
+    debug: bool, explained_dataset: Any, rita: AbstractUser
+) -> None:
+    # It was the one plain-text 400 of the pages.
+    client = client_for(rita)
+    oldest, bridge = [document.summaries.first() for document in explained_dataset.documents.order_by("pk")[:2]]
+    across = client.get(f"{reverse('summary_compare')}?a={oldest.pk}&b={bridge.pk}")
+    page = assert_own_page(across, 400, "Bad request")
+    assert "Cannot compare" in page and "different documents" in page
+    page = assert_own_page(client.get(f"{reverse('summary_compare')}?a=x&b={oldest.pk}"), 400, "Bad request")
+    assert "must be a summary id" in page
+
+
+def test_it_answers_an_unknown_export_format_with_its_own_page_naming_the_formats(
+    debug: bool, bertscore_study: Study, rita: AbstractUser
+) -> None:
+    client = client_for(rita)
+    page = assert_own_page(client.get(f"/studies/{bertscore_study.pk}/judgements.xlsx"), 400, "Bad request")
+    assert "Unknown export format &#x27;xlsx&#x27;: use one of csv, jsonl" in page
+    answer = client.get(f"/api/v1/studies/{bertscore_study.pk}/exports/judgements.xlsx")
+    assert_api_error(answer, 400)
+    assert "Unknown export format" in answer.json()["detail"]
+
+
+def test_it_answers_a_method_a_page_does_not_take_with_its_own_page(
+    debug: bool, bertscore_study: Study, alice: AbstractUser
+) -> None:
+    client = client_for(alice)
+    assignment = Assignment.objects.filter(annotator=alice, item__study_task__study=bertscore_study).first()
+    # A form's address opened as a link (require_POST), and a page posted to (require_GET).
+    answer = client.get(reverse("annotate_submit", args=[assignment.pk]))
+    page = assert_own_page(answer, 405, "Not possible this way")
+    assert answer["Allow"] == "POST" and "Go back" in page
+    answer = client.post(reverse("annotate", args=[assignment.pk]))
+    assert_own_page(answer, 405, "Not possible this way")
+    assert answer["Allow"] == "GET"
+    signed_out = Client().post(reverse("summary_compare"))  # the sign-in comes first
+    assert signed_out.status_code == 302

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractUser
@@ -16,34 +16,39 @@ from analysis.selectors.analysis import (
     study_enhanced_scores,
 )
 from corpus.models import Dataset, Summary
+from protocols.tasks import unit_statement
 from stats.enhanced import AGGREGATIONS
 from studies.models import Study
 from studies.selectors.studies import study_judgements_in_order
 
-EXPORT_FIELDS = (
-    "study",
-    "task",
-    "guidelines_version",
-    "annotator",
-    "dataset",
-    "document",
-    "summary_id",
-    "system",
-    "unit_index",
-    "unit_text",
-    "span_start",
-    "span_end",
-    "label",
-    "note",
-    "data",
-    "created_at",
-    "updated_at",
-    "seconds_spent_on_item",
-    "comment",
-    "explanation_metric",
-    "explanation_model",
-    "explanation_config",
-)
+# The judgement exports' columns with their types (annotations/exports.py COLUMN_TYPES); docs/EXPORTS.md says
+# what each one means.
+JUDGEMENT_COLUMN_TYPES: dict[str, str] = {
+    "study": "integer",
+    "task": "text",
+    "guidelines_version": "integer",
+    "annotator": "text",
+    "dataset": "text",
+    "document": "text",
+    "summary_id": "integer",
+    "system": "text",
+    "unit_index": "integer",
+    "statement": "text",
+    "unit_text": "text",
+    "span_start": "integer",
+    "span_end": "integer",
+    "label": "text",
+    "note": "text",
+    "data": "json",
+    "created_at": "text",
+    "updated_at": "text",
+    "seconds_spent_on_item": "number",
+    "comment": "text",
+    "explanation_metric": "text",
+    "explanation_model": "json",
+    "explanation_config": "json",
+}
+EXPORT_FIELDS = tuple(JUDGEMENT_COLUMN_TYPES)
 
 
 def study_judgement_rows(*, study: Study) -> Iterator[dict[str, Any]]:
@@ -102,6 +107,8 @@ def study_judgement_rows(*, study: Study) -> Iterator[dict[str, Any]]:
             "summary_id": summary_id,
             "system": system,
             "unit_index": unit_index,
+            # Which statement the label answers (QGQA's two per question, FEQA's four per sentence).
+            "statement": unit_statement(task, unit_index),
             "unit_text": unit_text,
             "span_start": start,
             "span_end": end,
@@ -121,7 +128,19 @@ def study_judgement_rows(*, study: Study) -> Iterator[dict[str, Any]]:
 
 # --- the per-summary table --------------------------------------------------------------------------
 
-SUMMARY_FIELDS = ("dataset", "document", "summary", "summary_id", "system", "is_reference")
+# The per-summary table's fixed columns with their types; then one "number" column per human score, metric
+# and human-enhanced score (SCORE_COLUMN_PREFIXES).
+SUMMARY_COLUMN_TYPES: dict[str, str] = {
+    "dataset": "text",
+    "document": "text",
+    "summary_id": "integer",
+    "summary_key": "text",
+    "system": "text",
+    "is_reference": "boolean",
+    "summary_text": "text",
+}
+SUMMARY_FIELDS = tuple(SUMMARY_COLUMN_TYPES)
+SCORE_COLUMN_PREFIXES = ("human:", "metric:", "enhanced:")
 SUMMARY_CHUNK = 2000
 
 
@@ -162,9 +181,9 @@ def summary_table_rows(
     if study is not None:
         summaries = summaries.filter(study_items__study_task__study=study).distinct()
     rows = summaries.order_by("document__external_id", "external_id").values_list(
-        "pk", "document__external_id", "external_id", "system", "is_reference"
+        "pk", "document__external_id", "external_id", "system", "is_reference", "text"
     )
-    chunk: list[tuple[int, str, str, str, bool]] = []
+    chunk: list[tuple[int, str, str, str, bool, str]] = []
 
     def flush() -> Iterator[dict[str, Any]]:
         ids = [row[0] for row in chunk]
@@ -178,14 +197,15 @@ def summary_table_rows(
             if source.pk not in by_study:
                 by_study[source.pk] = study_enhanced_scores(study=source, summary_ids=ids)
             columns[column] = by_study[source.pk].get((task, aggregation), {})
-        for pk, document, external_id, system, is_reference in chunk:
+        for pk, document, external_id, system, is_reference, text in chunk:
             row: dict[str, Any] = {
                 "dataset": dataset.name,
                 "document": document,
-                "summary": external_id,
                 "summary_id": pk,
+                "summary_key": external_id,
                 "system": system,
                 "is_reference": is_reference,
+                "summary_text": text,
             }
             row.update({column: values.get(pk) for column, values in columns.items()})
             yield row
@@ -197,3 +217,17 @@ def summary_table_rows(
             chunk = []
     if chunk:
         yield from flush()
+
+
+def export_column_types(fields: Sequence[str]) -> dict[str, str]:
+    """The type of every column of a judgement export or of the per-summary table (for Parquet)."""
+    known = {**JUDGEMENT_COLUMN_TYPES, **SUMMARY_COLUMN_TYPES}
+    types = {}
+    for field in fields:
+        if field in known:
+            types[field] = known[field]
+        elif field.startswith(SCORE_COLUMN_PREFIXES):
+            types[field] = "number"
+        else:
+            raise ValueError(f"no type known for the export column {field!r}")
+    return types

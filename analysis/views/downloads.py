@@ -16,10 +16,11 @@ def summaries_download(*, dataset: Dataset, study: Study | None, user: AbstractU
     rows = export_selectors.summary_table_rows(dataset=dataset, study=study, user=user)
     fields = export_selectors.summary_table_fields(dataset=dataset, study=study, user=user)
     filename = f"study-{study.pk}-summaries" if study is not None else f"dataset-{dataset.pk}-summaries"
-    return export_response(rows, fields, format_name, filename)
+    return export_response(rows, fields, format_name, filename, export_selectors.export_column_types(fields))
 
 
 def judgements_download(*, study: Study, format_name: str, filename: str) -> HttpResponse:
     """Every judgement of a study (or a dataset's imported judgements) as flat rows."""
     rows = export_selectors.study_judgement_rows(study=study)
-    return export_response(rows, export_selectors.EXPORT_FIELDS, format_name, filename)
+    fields = export_selectors.EXPORT_FIELDS
+    return export_response(rows, fields, format_name, filename, export_selectors.export_column_types(fields))

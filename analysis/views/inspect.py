@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from analysis.selectors.inspect import InspectionError, summary_comparison, summary_inspection
+from common.error_pages import error_response
 from common.validation import MAX_ID, InputError, bounded_int
 from common.views import researcher_required
 from corpus.models import Summary
@@ -38,7 +39,7 @@ def summary_compare(request: HttpRequest) -> HttpResponse:
         a_id, b_id = _summary_id(request, "a"), _summary_id(request, "b")
         comparison = summary_comparison(a_id=a_id, b_id=b_id, user=request.user)
     except (InputError, InspectionError) as exc:
-        return HttpResponseBadRequest(f"Cannot compare: {exc}.", content_type="text/plain; charset=utf-8")
+        return error_response(request, 400, f"Cannot compare: {exc}.")
     except Summary.DoesNotExist:
         raise Http404("No such summary.") from None
     return render(request, "annotations/inspect/compare.html", {"comparison": comparison})

@@ -141,12 +141,47 @@
       ],
       snapshot: () => ({ labels: Object.fromEntries(labels) }),
       missing: () => frame.missingLabels(labels, options.noun),
+      showMissing() {
+        const open = nextUnlabelled(units, labels, null);
+        if (open !== null) unitButton(open).focus();
+      },
       submission: () => ({ labels: Object.fromEntries(labels) }),
     };
     if (options.startAtFirstOpen) {
       task.start = () => units.length && select((units.find((unit) => !labels.has(unit.index)) || units[0]).index);
     }
     return { task, current: () => current };
+  }
+
+  // The element that scrolls `el` (its nearest ancestor with a scroll bar), or null.
+  function scroller(el) {
+    for (let box = el.parentElement; box; box = box.parentElement) {
+      const overflow = getComputedStyle(box).overflowY;
+      if ((overflow === "auto" || overflow === "scroll") && box.scrollHeight > box.clientHeight) return box;
+    }
+    return null;
+  }
+
+  // Scroll the pane that holds `elements` (one element or several highlights of one unit) so that they are in
+  // the part of the pane the annotator sees (the pane may reach below the window's edge), centred there; when
+  // they do not fit together, the first one is. Only the pane scrolls, never the page: the judge buttons stay
+  // where they are.
+  function scrollIntoPane(elements) {
+    const shown = (Array.isArray(elements) ? elements : [elements]).filter(Boolean);
+    if (!shown.length) return;
+    const box = scroller(shown[0]);
+    if (!box) return;
+    const paneRect = box.getBoundingClientRect();
+    let top = Math.max(paneRect.top, 0);
+    let bottom = Math.min(paneRect.bottom, window.innerHeight);
+    if (bottom - top < 40) [top, bottom] = [paneRect.top, paneRect.bottom]; // the pane is out of sight
+    const rects = shown.map((el) => el.getBoundingClientRect());
+    let first = Math.min(...rects.map((r) => r.top));
+    let last = Math.max(...rects.map((r) => r.bottom));
+    if (last - first > bottom - top) [first, last] = [rects[0].top, rects[0].bottom];
+    const height = last - first;
+    const target = height >= bottom - top ? top : top + (bottom - top - height) / 2;
+    box.scrollTop += first - target;
   }
 
   function csrfToken() {
@@ -216,9 +251,7 @@
       focusSubmit() {
         submitEl.focus();
       },
-      scrollIntoView(el) {
-        if (el) el.scrollIntoView({ block: "center", inline: "nearest" });
-      },
+      scrollIntoView: scrollIntoPane,
       // The labels to start from: the restored draft, else the submitted work; only valid ones survive.
       initialLabels() {
         const source = (frame.draft || frame.saved).labels || {};
@@ -242,8 +275,12 @@
     };
 
     // The task contract: snapshot() -> draft data; missing() -> {count, text}; submission() -> request
-    // parts; keys: [{keys, label, run(event) -> handled}]; optional start(), serverDraftSaved(answer).
+    // parts; keys: [{keys, label, run(event) -> handled}]; optional start(), serverDraftSaved(answer),
+    // showMissing() (move the focus to the first unit still missing, never into a text field).
     const task = factory(frame);
+    // A document longer than its pane gets room to scroll its end up into view (faithanno.css).
+    const sourceEl = document.getElementById("source");
+    if (sourceEl) sourceEl.classList.toggle("overflows", sourceEl.scrollHeight > sourceEl.clientHeight);
 
     function snapshot() {
       return { savedAt: Date.now(), seconds: activeSeconds, comment: commentEl.value, task: task.snapshot() };
@@ -297,9 +334,12 @@
       if (serverDirty) scheduleServer(0);
     });
 
+    // An incomplete item's Submit is aria-disabled, not disabled: pressing it (or Ctrl+Enter) must still
+    // say what is missing and show where.
     function updateRemaining() {
       const missing = task.missing();
-      submitEl.disabled = submitting || missing.count > 0;
+      submitEl.disabled = submitting;
+      submitEl.setAttribute("aria-disabled", String(missing.count > 0));
       remainingEl.textContent = missing.text;
       submitEl.textContent = missing.count > 0 ? "Submit annotations (" + missing.count + " missing)" : "Submit annotations ▸";
     }
@@ -312,7 +352,13 @@
 
     // -- submission ------------------------------------------------------------------------------------
     async function submit() {
-      if (submitEl.disabled || submitting) return;
+      if (submitting) return;
+      const missing = task.missing();
+      if (missing.count > 0) {
+        frame.announce("Not submitted yet: " + missing.count + " missing (" + missing.text + ").");
+        if (task.showMissing) task.showMissing();
+        return;
+      }
       submitting = true;
       if (serverTimer) clearTimeout(serverTimer);
       updateRemaining();
@@ -350,8 +396,14 @@
     function go(url) {
       if (url) window.location.assign(url);
     }
+    // A dialog opens at its top with its title focused (showModal would focus the first control, the Close
+    // button at the bottom of a long list, and scroll there).
     function openDialog(dialog) {
-      if (!dialog.open) dialog.showModal();
+      if (dialog.open) return;
+      dialog.showModal();
+      dialog.scrollTop = 0;
+      const title = dialog.querySelector("h2");
+      if (title) title.focus({ preventScroll: true });
     }
     const frameKeys = [
       { keys: ["Ctrl+Enter"], label: "submit (also while typing)" },
@@ -452,12 +504,28 @@
       }
     }, 1000);
 
-    // The task description stays closed once an annotator has closed it (they know the steps by then).
+    // The task description is open on the first item an annotator opens of a task and folded on every other
+    // item (they know the steps by then), unless they open it again: then it stays open until they close it.
+    // Stored: "1" folded, "0" open, "first:<item>" the first item (open there, also after a reload).
     const description = document.querySelector(".task-description");
     const descriptionKey = "faithanno:description-closed:" + state.task;
     if (description) {
-      if (localStorage.getItem(descriptionKey) === "1") description.open = false;
-      description.addEventListener("toggle", () => localStorage.setItem(descriptionKey, description.open ? "0" : "1"));
+      const firstItem = "first:" + (state.draftKey || "example");
+      let stored = null;
+      try {
+        stored = localStorage.getItem(descriptionKey);
+        if (stored === null) localStorage.setItem(descriptionKey, firstItem);
+      } catch {
+        /* storage disabled: the description is open on every item */
+      }
+      description.open = stored === null || stored === "0" || stored === firstItem;
+      description.addEventListener("toggle", () => {
+        try {
+          localStorage.setItem(descriptionKey, description.open ? "0" : "1");
+        } catch {
+          /* storage disabled */
+        }
+      });
     }
 
     commentEl.value = restored && typeof restored.comment === "string" ? restored.comment : state.comment || "";

@@ -7,6 +7,7 @@ import os
 import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -119,3 +120,51 @@ def open_as(page: Any, base_url: str, user: Any, path: str) -> None:
     client.force_login(user)
     page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": base_url}])
     page.goto(base_url + path)
+
+
+# A news article as long as those that needed 640-912 px of pane (the pane was capped at 374 px).
+ARTICLE = " ".join(
+    f"In the {number}th paragraph the council of Cardiff said that bridge number {number} will be repaired "
+    f"for {number} weeks from Monday, and that drivers should use road A{number} instead."
+    for number in range(1, 41)
+)
+SUMMARIES = [
+    "Bridge 33 will be repaired. Drivers should use road A38. Bridge 2 is closed.",
+    "Bridge 12 will be repaired for 12 weeks. Drivers should use road A20. Bridge 40 is closed.",
+]
+# The source sentences lit for each summary sentence: far down the article, at its very end, at its start.
+TOPS = [[32, 31, 33], [37, 39, 38], [1, 0, 2]]
+# Enough summary sentences for a work pane taller than the window (one card with buttons per sentence).
+LONG_SUMMARY = " ".join(f"Bridge {number} will be repaired for {number} weeks." for number in range(1, 11))
+
+
+@pytest.fixture
+def long_article_study(tmp_path: Path, alice: Any, rita: Any) -> Any:
+    """alice's study of one long article: entailment over SUMMARIES and LONG_SUMMARY (lit sentences TOPS), and
+    sentence consistency (LONG_SUMMARY's work pane is taller than the window)."""
+    from corpus.importers import parse
+    from corpus.models import Summary
+    from studies.services.imports import dataset_import
+    from studies.services.studies import study_create
+    from tests.conftest import write_jsonl
+    from tests.factories import entailment_payload, explanation_create
+
+    record = {
+        "id": "long",
+        "text": ARTICLE,
+        "summaries": [{"system": f"Model{n}", "text": text} for n, text in enumerate([*SUMMARIES, LONG_SUMMARY])],
+    }
+    batch = parse("jsonl", write_jsonl(tmp_path / "long.jsonl", [record]))
+    dataset = dataset_import(name="long", batch=batch).dataset
+    for summary in Summary.objects.filter(document__dataset=dataset):
+        tops = TOPS if summary.text in SUMMARIES else [[n, n + 1, n + 2] for n in range(10)]
+        assert len(summary.document.sentences) == 40 and len(summary.sentences) == len(tops)
+        explanation_create(summary, "entailment", entailment_payload(summary, tops), score=None)
+    return study_create(
+        name="Long article",
+        dataset=dataset,
+        tasks=["entailment", "sentence_consistency"],
+        annotators=[alice],
+        annotators_per_item=1,
+        created_by=rita,
+    ).study

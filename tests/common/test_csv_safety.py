@@ -167,7 +167,13 @@ def test_it_neutralises_every_hostile_cell_of_every_csv_export(hostile: Study, r
             "unit_text": SENTENCE,
         },
         "imported": {"document": DOCUMENT, "system": SYSTEM, "dataset": DATASET, "comment": CROWD_COMMENT},
-        "summaries": {"document": DOCUMENT, "system": SYSTEM, "dataset": DATASET, "summary": SUMMARY},
+        "summaries": {
+            "document": DOCUMENT,
+            "system": SYSTEM,
+            "dataset": DATASET,
+            "summary_key": SUMMARY,
+            "summary_text": SENTENCE,
+        },
     }
     for name, fetch in exports(hostile, rita, "csv").items():
         rows = list(csv.DictReader(io.StringIO(fetch())))

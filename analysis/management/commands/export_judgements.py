@@ -5,13 +5,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.selectors.exports import EXPORT_FIELDS, study_judgement_rows
-from common.exports import EXPORT_FORMATS, chunks_write, export_chunks
+from analysis.selectors.exports import EXPORT_FIELDS, export_column_types, study_judgement_rows
+from common.exports import BINARY_FORMATS, EXPORT_FORMATS, chunks_write, export_chunks
 from studies.models import Study
 
 
 class Command(BaseCommand):
-    help = "Write every judgement of a study as CSV or JSON lines (streamed)."
+    help = "Write every judgement of a study as CSV, JSON lines or Parquet (streamed)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         source = parser.add_mutually_exclusive_group(required=True)
@@ -23,6 +23,8 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, study: int | None, dataset: str | None, format_name: str, output: Path | None, **options: Any
     ) -> None:
+        if format_name in BINARY_FORMATS and output is None:
+            raise CommandError(f"A {format_name} export is binary: give --output.")
         studies = Study.objects.select_related("dataset")
         if dataset is not None:
             study_obj = studies.filter(dataset__name=dataset, kind=Study.Kind.IMPORTED).first()
@@ -34,5 +36,5 @@ class Command(BaseCommand):
             except Study.DoesNotExist:
                 raise CommandError(f"No study with id {study}.") from None
         rows = study_judgement_rows(study=study_obj)
-        chunks = export_chunks(rows, EXPORT_FIELDS, format_name)
+        chunks = export_chunks(rows, EXPORT_FIELDS, format_name, export_column_types(EXPORT_FIELDS))
         chunks_write(chunks, output=output, stdout=self.stdout)

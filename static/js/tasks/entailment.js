@@ -25,15 +25,15 @@
       onSelect(unit) {
         for (const el of sourceEl.querySelectorAll(".src-sentence.top")) el.classList.remove("top", "top-1", "top-2", "top-3");
         const top = unit.top || [];
-        let first = null;
+        const lit = [];
         top.forEach((entry, rank) => {
           const el = sourceEl.querySelector('.src-sentence[data-sentence="' + entry.index + '"]');
           if (!el) return;
           el.classList.add("top", "top-" + Math.min(rank + 1, 3));
           el.dataset.rank = String(rank + 1);
-          first = first || el;
+          lit.push(el);
         });
-        frame.scrollIntoView(first);
+        frame.scrollIntoView(lit); // all of them when they fit in the pane, else the most similar one
         infoEl.textContent = "Sentence " + position(unit) + " of " + units.length + ": " + top.length + " source sentence" + (top.length === 1 ? "" : "s") + " highlighted.";
       },
       noun: "sentences",

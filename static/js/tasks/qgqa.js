@@ -108,6 +108,10 @@
       ],
       snapshot: () => ({ labels: Object.fromEntries(labels), question }),
       missing: () => frame.missingLabels(labels, "statements"),
+      showMissing() {
+        const open = firstOpenQuestion(0);
+        if (open !== null) showQuestion(open, true);
+      },
       submission: () => ({ labels: Object.fromEntries(labels) }),
     };
   });

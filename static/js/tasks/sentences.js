@@ -177,6 +177,10 @@
         const open = asked().find(needsWork) || units[0];
         if (open) setCurrent(open.index, false); // the keys act on it without it taking the focus
       },
+      showMissing() {
+        const open = asked().find(needsWork);
+        if (open) setCurrent(open.index, true); // a missing explanation: its question (e writes it)
+      },
       snapshot: () => ({ labels: Object.fromEntries(labels), notes: Object.fromEntries(notes) }),
       missing() {
         const list = asked();

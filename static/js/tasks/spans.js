@@ -188,6 +188,7 @@
           ? { count: 0, text: spans.length ? spans.length + " span" + (spans.length === 1 ? "" : "s") + " marked" : "No hallucination marked: a faithful summary" }
           : { count: 1, text: "Confirm that every hallucinated span is marked (f)" };
       },
+      showMissing: () => completeEl.focus(),
       submission: () => ({ spans: spans.map((s) => ({ start: words[s.first][0], end: words[s.last][1], label: s.label })) }),
     };
   });

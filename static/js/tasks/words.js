@@ -21,15 +21,15 @@
     function light(index) {
       for (const el of sourceEl.querySelectorAll(".src-token.lit")) el.classList.remove("lit");
       if (index === null || index === undefined) return;
-      let first = null;
+      const lit = [];
       for (const [start, end] of byIndex.get(index).aligned || []) {
         const el = sourceEl.querySelector('.src-token[data-range="' + start + "-" + end + '"]');
         if (el) {
           el.classList.add("lit");
-          first = first || el;
+          lit.push(el);
         }
       }
-      if (first) first.scrollIntoView({ block: "nearest", inline: "nearest" });
+      frame.scrollIntoView(lit);
     }
 
     const view = frame.unitButtons({
