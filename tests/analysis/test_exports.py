@@ -202,7 +202,7 @@ def test_it_streams_parquet_one_row_group_at_a_time() -> None:
 def test_it_has_a_data_dictionary_entry_with_the_type_of_every_export_column(
     judged_study: Study, rita: AbstractUser
 ) -> None:
-    dictionary = Path(__file__).resolve().parent.parent / "docs" / "EXPORTS.md"
+    dictionary = Path(__file__).resolve().parents[2] / "docs" / "EXPORTS.md"
     documented: dict[str, str] = {}
     for line in dictionary.read_text(encoding="utf-8").splitlines():
         match = re.match(r"\| `([^`]+)` \| (\w+) \|", line)
