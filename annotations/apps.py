@@ -2,8 +2,7 @@ from django.apps import AppConfig
 
 
 class AnnotationsConfig(AppConfig):
-    name = "annotations"
-    verbose_name = "Corpus, studies and judgements"
+    """The app the corpus, studies and accounts models were first created in; only its migrations remain."""
 
-    def ready(self) -> None:
-        from annotations import checks  # noqa: F401  (registers the deployment checks)
+    name = "annotations"
+    verbose_name = "Legacy migrations"

@@ -27,7 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from annotations.analysis.agreement import agreement, agreement_by_group, agreement_interval
+from stats.agreement import agreement, agreement_by_group, agreement_interval
 
 RUNS = [
     ("percent", {}),

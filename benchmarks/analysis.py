@@ -42,19 +42,9 @@ def build(judgements: int) -> int:
     from django.contrib.auth import get_user_model
     from django.db import connection, transaction
 
-    from annotations.models import (
-        Assignment,
-        Dataset,
-        Document,
-        HumanScore,
-        Judgement,
-        MetricScore,
-        Study,
-        StudyItem,
-        StudyTask,
-        Summary,
-    )
+    from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
     from scoring.models import Explanation
+    from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
 
     items = -(-judgements // (ANNOTATORS * UNITS))  # at least the requested number
     rng = random.Random(0)
@@ -151,7 +141,8 @@ def build(judgements: int) -> int:
 def delete() -> None:
     from django.contrib.auth import get_user_model
 
-    from annotations.models import Dataset, Study
+    from corpus.models import Dataset
+    from studies.models import Study
 
     dataset = Dataset.objects.filter(name=DATASET).first()
     if dataset is not None:
@@ -162,14 +153,14 @@ def delete() -> None:
 
 def phase(name: str, study_id: int) -> None:
     """Run one phase in this process and print its figures (the parent adds the peak memory)."""
-    from annotations.exports import export_chunks
-    from annotations.models import Study
-    from annotations.selectors.analysis import (
+    from analysis.selectors.analysis import (
         agreement_compute,
         dataset_correlations,
         study_enhanced_table,
     )
-    from annotations.selectors.exports import EXPORT_FIELDS, export_column_types, study_judgement_rows
+    from analysis.selectors.exports import EXPORT_FIELDS, export_column_types, study_judgement_rows
+    from common.exports import export_chunks
+    from studies.models import Study
 
     study = Study.objects.select_related("dataset").get(pk=study_id)
     study_task = study.tasks.get()
@@ -255,7 +246,7 @@ def main() -> None:
     delete()
     started = time.perf_counter()
     study_id = build(args.judgements)
-    from annotations.models import Judgement
+    from studies.models import Judgement
 
     count = Judgement.objects.filter(assignment__item__study_task__study_id=study_id).count()
     print(f"built {count:,} judgements ({count // (ANNOTATORS * UNITS):,} summaries, {ANNOTATORS} annotators, "

@@ -249,14 +249,15 @@ def build(args: argparse.Namespace) -> None:
     from django.contrib.auth.hashers import make_password
     from django.utils import timezone
 
-    from annotations import roles
-    from annotations.models import Assignment, Dataset, Document, HumanScore, Judgement, Study, Summary
-    from annotations.selectors.assignments import item_units
-    from annotations.selectors.selection import ItemSelection, summaries_select
-    from annotations.services.accounts import role_group
-    from annotations.services.studies import study_create
-    from annotations.tasks import STUDY_TASKS
+    from accounts.services import role_group
+    from common import roles
+    from corpus.models import Dataset, Document, HumanScore, Summary
+    from protocols.tasks import STUDY_TASKS
     from scoring.models import Explanation
+    from studies.models import Assignment, Judgement, Study
+    from studies.selectors.assignments import item_units
+    from studies.selectors.selection import ItemSelection, summaries_select
+    from studies.services.studies import study_create
 
     if Study.objects.filter(name=TASKS_STUDY).exists():
         log("benchmark data exists (use --rebuild to build it again)")
@@ -380,8 +381,9 @@ def measure_pages(repeat: int) -> list[tuple[str, float, float, int]]:
     from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
 
-    from annotations.models import Assignment, Judgement, Study, StudyItem, Summary
-    from annotations.tasks import STUDY_TASKS
+    from corpus.models import Summary
+    from protocols.tasks import STUDY_TASKS
+    from studies.models import Assignment, Judgement, Study, StudyItem
 
     log(
         f"scale: {Summary.objects.count()} summaries, {get_user_model().objects.count()} users, "
@@ -472,8 +474,8 @@ def load(port: int, clients: int, seconds: float, think: tuple[float, float]) ->
     and submits the item after its 10 words; with no think time they submit items back to back."""
     from django.contrib.auth import get_user_model
 
-    from annotations.models import Assignment, Study
-    from annotations.selectors.assignments import item_units
+    from studies.models import Assignment, Study
+    from studies.selectors.assignments import item_units
 
     study = Study.objects.get(name=MAIN_STUDY)
     users = list(get_user_model().objects.filter(username__startswith="annotator").order_by("username")[:clients])
@@ -602,7 +604,7 @@ def start_server(url: str, port: int, workers: int) -> subprocess.Popen:
 def check_consistency() -> str:
     from django.db.models import Count
 
-    from annotations.models import Judgement, Study
+    from studies.models import Judgement, Study
 
     study = Study.objects.get(name=MAIN_STUDY)
     per_assignment = (

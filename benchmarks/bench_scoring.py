@@ -36,10 +36,10 @@ django.setup()
 
 import torch  # noqa: E402
 
-from annotations.importers import parse  # noqa: E402
-from annotations.services.corpus import sentence_offsets  # noqa: E402
+from corpus.importers import parse  # noqa: E402
 from scoring.explainers.base import DocumentInput, SummaryInput  # noqa: E402
 from scoring.services import DOCUMENTS_PER_BATCH, in_length_order  # noqa: E402
+from studies.services.imports import sentence_offsets  # noqa: E402
 
 LAYER = 4
 MODEL = "packaged:minilm"
@@ -121,9 +121,9 @@ def encoder_flops(lengths: Sequence[int], config: Any, layers: int) -> float:
 def bench_bertscore(documents: list[DocumentInput], summaries: list[list[SummaryInput]], rounds: int) -> None:
     import bert_score
 
+    from corpus.nlp import load_spacy
     from scoring.encoders import load_token_encoder, resolve_model_path
     from scoring.explainers.bertscore import BertScoreConfig, BertScoreExplainer, SourceText
-    from scoring.text import load_spacy
 
     nlp = load_spacy(django.conf.settings.FAITHANNO_SPACY_MODEL)
     encoder = load_token_encoder(MODEL, LAYER)
@@ -247,6 +247,7 @@ def bench_bertscore(documents: list[DocumentInput], summaries: list[list[Summary
 def offline_explainers() -> dict[str, Any]:
     from django.conf import settings
 
+    from corpus.nlp import load_spacy
     from scoring.encoders import load_sentence_embedder, load_token_encoder
     from scoring.explainers.abstractiveness import AbstractivenessExplainer
     from scoring.explainers.bertscore import BertScoreConfig, BertScoreExplainer
@@ -254,7 +255,6 @@ def offline_explainers() -> dict[str, Any]:
     from scoring.explainers.entities import EntityOverlapExplainer
     from scoring.explainers.qags_cloze import ClozeConfig, ClozeQagsExplainer
     from scoring.explainers.similarity import SentenceSimilarityExplainer
-    from scoring.text import load_spacy
 
     nlp = load_spacy(settings.FAITHANNO_SPACY_MODEL)
     encoder = load_token_encoder(MODEL, LAYER)
@@ -284,7 +284,7 @@ def bench_others(documents: list[DocumentInput], summaries: list[list[SummaryInp
 
 def bench_lengths(documents: list[DocumentInput], summaries: list[list[SummaryInput]]) -> None:
     """Seconds per pair for documents of about 250, 500, 1,000 and 2,000 words, built by joining articles."""
-    from scoring.text import load_spacy, sentence_spans
+    from corpus.nlp import load_spacy, sentence_spans
 
     nlp = load_spacy(django.conf.settings.FAITHANNO_SPACY_MODEL)
     targets = (250, 500, 1000, 2000)
@@ -322,9 +322,9 @@ def bench_thesis(documents: list[DocumentInput], summaries: list[list[SummaryInp
     so their architectures' speed is timed with randomly initialised models of the same width and depth
     (QA and NLI as BERT-architecture stand-ins), on a sample, and the per-summary cost is derived from the
     number of calls each summary needs in the pipeline."""
+    from corpus.nlp import load_spacy
     from scoring.explainers.qags import candidates_of
     from scoring.nlp_models import ExtractiveQA, NliModel, QuestionGenerator
-    from scoring.text import load_spacy
     from tests.scoring.random_models import save_nli_model, save_qa_model, save_qg_model
 
     nlp = load_spacy(django.conf.settings.FAITHANNO_SPACY_MODEL)

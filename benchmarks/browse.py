@@ -36,20 +36,10 @@ ERROR_TYPES = ("Entity", "Predicate", "Circumstance")
 def build(documents: int, seed: int) -> None:
     from django.db import transaction
 
-    from annotations.models import (
-        Assignment,
-        Dataset,
-        Document,
-        HumanScore,
-        Judgement,
-        MetricScore,
-        Study,
-        StudyItem,
-        StudyTask,
-        Summary,
-    )
-    from annotations.services.accounts import external_annotators_get_or_create
+    from accounts.services import external_annotators_get_or_create
+    from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
     from scoring.models import Explanation
+    from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
 
     if Dataset.objects.filter(name=DATASET).exists():
         log("data already built (use --rebuild to build it again)")
@@ -135,10 +125,10 @@ def measure(repeat: int) -> None:
     from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
 
-    from annotations import roles
-    from annotations.models import Dataset, Summary
-    from annotations.selectors.browse import summaries_browse
-    from annotations.services.accounts import account_create
+    from accounts.services import account_create
+    from analysis.selectors.browse import summaries_browse
+    from common import roles
+    from corpus.models import Dataset, Summary
 
     dataset = Dataset.objects.get(name=DATASET)
     researcher = get_user_model().objects.filter(username="bench-browser").first()

@@ -17,5 +17,5 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "faithanno.settings")
 app = Celery("faithanno")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["scoring"])
-# annotations.tasks holds the annotation task definitions; its Celery tasks are in annotations.jobs.
-app.autodiscover_tasks(["annotations"], related_name="jobs")
+# The Celery tasks of studies (uploaded imports) are in studies.jobs (protocols.tasks are annotation tasks).
+app.autodiscover_tasks(["studies"], related_name="jobs")

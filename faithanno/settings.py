@@ -126,32 +126,40 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "axes",
     "csp",
-    "annotations",
+    # Bottom to top: each app imports only the ones listed before it (the import contract in pyproject.toml).
+    "corpus",
+    "accounts",
     "scoring",
+    "studies",
+    "analysis",
+    "demo",
+    # Only the migrations that once created the tables of corpus, accounts and studies: kept so that an
+    # existing database's migration history still resolves.
+    "annotations",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    # With DEBUG on, errors under /api/ stay JSON (annotations/views/errors.py).
-    "annotations.views.errors.DebugApiErrorsMiddleware",
+    # With DEBUG on, errors under /api/ stay JSON (common/error_pages.py).
+    "common.error_pages.DebugApiErrorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "annotations.middleware.ClientInputMiddleware",
+    "faithanno.middleware.ClientInputMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # A body over FAITHANNO_UPLOAD_MAX_BYTES answers 413 before anything reads it: every middleware's
     # process_view (the CSRF check reads the form) runs after every __call__.
-    "annotations.uploads.UploadLimitMiddleware",
+    "common.uploads.UploadLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # Turns a sign-in that django-axes refused into the login page saying until when (AXES_LOCKOUT_CALLABLE).
     "axes.middleware.AxesMiddleware",
     # With DEBUG on, answers 404s with the app's own page instead of Django's technical one.
-    "annotations.views.errors.DebugNotFoundMiddleware",
+    "common.error_pages.DebugNotFoundMiddleware",
     # A 4xx sent without a body (require_POST's 405) becomes the app's page too.
-    "annotations.views.errors.BodilessErrorMiddleware",
+    "common.error_pages.BodilessErrorMiddleware",
 ]
 
 ROOT_URLCONF = "faithanno.urls"
@@ -167,7 +175,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "annotations.context_processors.user_roles",
+                "faithanno.context_processors.user_roles",
             ],
         },
     },
@@ -243,8 +251,8 @@ AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", "10", minimum=1)
 AXES_COOLOFF_MINUTES = envint("AXES_COOLOFF_MINUTES", "15", minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=AXES_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_LOCKOUT_CALLABLE = "annotations.views.accounts.login_locked_out"
-AXES_CLIENT_IP_CALLABLE = "annotations.throttles.client_address"
+AXES_LOCKOUT_CALLABLE = "accounts.views.login_locked_out"
+AXES_CLIENT_IP_CALLABLE = "common.throttles.client_address"
 # A success must not wipe the failures counted for its address: anyone with an account of their own could
 # otherwise reset the count between guesses at someone else's password.
 AXES_RESET_ON_SUCCESS = False
@@ -315,8 +323,8 @@ CONTENT_SECURITY_POLICY = {
 
 # The app's own pages for 400/403/404/500 (faithanno/urls.py), a failed CSRF check and, with DEBUG on,
 # uncaught exceptions: nobody is shown Django's technical pages (tracebacks go to the log).
-CSRF_FAILURE_VIEW = "annotations.views.errors.csrf_failure"
-DEFAULT_EXCEPTION_REPORTER = "annotations.views.errors.ErrorPageReporter"
+CSRF_FAILURE_VIEW = "common.error_pages.csrf_failure"
+DEFAULT_EXCEPTION_REPORTER = "common.error_pages.ErrorPageReporter"
 
 LOGGING = {
     "version": 1,
@@ -336,14 +344,14 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    # JSON bodies are checked for non-finite numbers, NUL and lone surrogates (annotations/validation.py).
+    # JSON bodies are checked for non-finite numbers, NUL and lone surrogates (common/validation.py).
     "DEFAULT_PARSER_CLASSES": [
-        "annotations.api.fields.CheckedJSONParser",
+        "api.fields.CheckedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_PAGINATION_CLASS": "annotations.api.common.Pagination",
-    "DEFAULT_THROTTLE_CLASSES": ["annotations.throttles.AnonThrottle", "annotations.throttles.UserThrottle"],
+    "DEFAULT_PAGINATION_CLASS": "api.common.Pagination",
+    "DEFAULT_THROTTLE_CLASSES": ["common.throttles.AnonThrottle", "common.throttles.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
     "NUM_PROXIES": NUM_PROXIES,
     "PAGE_SIZE": API_PAGE_SIZE,
@@ -432,6 +440,8 @@ FAITHANNO_SCORING_RETRY_SECONDS = envint("FAITHANNO_SCORING_RETRY_SECONDS", "60"
 # --- Workers (Celery with a Redis broker) -------------------------------------------------------------
 # `python manage.py score ... --enqueue` puts scoring tasks on the queue; `celery -A faithanno worker`
 # on any machine that reaches the broker and the database runs them.
+# The Celery app (configured from the CELERY_ settings below); scoring imports it by this name when it enqueues.
+FAITHANNO_CELERY_APP = "faithanno.celery.app"
 CELERY_BROKER_URL = os.getenv("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
 # `filesystem://` (bin/start's default) passes tasks through files under FAITHANNO_DATA_DIR: the embedded
 # demo's worker needs no Redis. One machine only, and a dead worker's task is not handed out again.
@@ -493,7 +503,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Uploads and imports -------------------------------------------------------------------------------
 # A request body larger than this is refused with 413 before it is read (the web and API imports are the
-# only uploads). Uploads are stored under FAITHANNO_UPLOAD_DIR and imported by a worker (annotations.jobs);
+# only uploads). Uploads are stored under FAITHANNO_UPLOAD_DIR and imported by a worker (studies.jobs);
 # Django spools any file larger than FILE_UPLOAD_MAX_MEMORY_SIZE to disk while it arrives.
 FAITHANNO_UPLOAD_MAX_BYTES = envint("FAITHANNO_UPLOAD_MAX_BYTES", str(100 * 1024 * 1024), minimum=1)
 FAITHANNO_UPLOAD_DIR = Path(envstr("FAITHANNO_UPLOAD_DIR", str(DATA_DIR / "uploads")))

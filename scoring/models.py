@@ -11,7 +11,7 @@ class Explanation(models.Model):
     computed anew while an unchanged one is skipped.
     """
 
-    summary = models.ForeignKey("annotations.Summary", on_delete=models.CASCADE, related_name="explanations")
+    summary = models.ForeignKey("corpus.Summary", on_delete=models.CASCADE, related_name="explanations")
     metric = models.CharField(max_length=50)
     config = models.JSONField(default=dict)
     config_hash = models.CharField(max_length=64)
@@ -45,7 +45,7 @@ class ScoringClaim(models.Model):
     (or at once, when the worker was a process on the same host that no longer runs).
     """
 
-    summary = models.ForeignKey("annotations.Summary", on_delete=models.CASCADE, related_name="+")
+    summary = models.ForeignKey("corpus.Summary", on_delete=models.CASCADE, related_name="+")
     metric = models.CharField(max_length=50)
     config_hash = models.CharField(max_length=64)
     owner = models.CharField(max_length=200)

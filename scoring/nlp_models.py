@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import torch
 
+from common.errors import ModelLoadError
 from scoring.encoders import (
     input_limit,
     load_fast_tokenizer,
@@ -22,7 +23,6 @@ from scoring.encoders import (
     padded_batches,
     resolve_device,
 )
-from scoring.errors import ModelLoadError
 
 QgFormat = Literal["highlight", "prefix"]
 QG_FORMATS: tuple[str, ...] = ("highlight", "prefix")

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 
-from annotations.models import Dataset, Document
+from corpus.models import Dataset, Document
 from scoring.explainers import (
     abstractiveness,
     bertscore,
@@ -24,19 +24,7 @@ from scoring.explainers import (
     similarity,
 )
 from scoring.explainers.base import Explainer
-
-# --metric choices, in the order `--metric all` runs them (cheap ones first).
-METRICS = ("bertscore", "similarity", "entities", "abstractiveness", "entailment", "qags")
-
-DISPLAY_NAMES = {
-    "bertscore": "BERTScore",
-    "similarity": "Sentence similarity",
-    "entities": "Named-entity overlap",
-    "abstractiveness": "Abstractiveness",
-    "entailment": "Top-k entailment",
-    "qags": "QAGS",
-    qags_cloze.METRIC: qags_cloze.DISPLAY_NAME,
-}
+from scoring.metrics import METRICS, display_name
 
 # Options a caller may set; everything else comes from settings. Resolved options are plain JSON, so
 # a worker on another machine computes exactly the configuration that was asked for.
@@ -53,10 +41,6 @@ OPTION_SETTINGS = {
     "k": "FAITHANNO_ENTAILMENT_K",
 }
 OPTION_DEFAULTS = {"special_tokens": "strip", "idf": False}
-
-
-def display_name(metric: str) -> str:
-    return DISPLAY_NAMES.get(metric, metric)
 
 
 def resolved_options(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -95,7 +79,7 @@ def _device() -> str:
 
 
 def _nlp(options: Mapping[str, Any]) -> Any:
-    from scoring.text import load_spacy
+    from corpus.nlp import load_spacy
 
     return load_spacy(options["spacy_model"])
 

@@ -26,12 +26,14 @@ from django.db import transaction
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from annotations.models import Dataset, Document, Summary
-from scoring.errors import ModelLoadError
+from common.broker import broker_check
+from common.errors import ModelLoadError
+from corpus.models import Dataset, Document, Summary
 from scoring.explainers import bertscore
 from scoring.explainers.base import DocumentInput, Explained, Explainer, SummaryInput
+from scoring.metrics import METRICS, display_name
 from scoring.models import Explanation, ScoringClaim
-from scoring.registry import METRICS, MetricPlan, display_name, metric_plan
+from scoring.registry import MetricPlan, metric_plan
 
 __all__ = ["METRICS", "ScoreReport", "explanations_compute", "explanations_compute_many", "explanations_enqueue"]
 
@@ -354,24 +356,6 @@ class EnqueueReport:
             f"{self.documents} documents (configuration {self.config_hash})"
         )
         return lines
-
-
-class BrokerUnavailable(RuntimeError):
-    pass
-
-
-def broker_check() -> None:
-    """Raises BrokerUnavailable unless the Celery broker answers (tasks put now would be lost)."""
-    from faithanno.celery import app
-
-    try:
-        with app.connection_for_write() as connection:
-            connection.ensure_connection(max_retries=1, timeout=5)
-    except Exception as exc:
-        raise BrokerUnavailable(
-            f"Cannot reach the Celery broker at {settings.CELERY_BROKER_URL} ({type(exc).__name__}: {exc}). "
-            "To fix: start Redis there, or set CELERY_BROKER_URL to a reachable broker."
-        ) from exc
 
 
 def explanations_enqueue(

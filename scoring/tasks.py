@@ -14,7 +14,7 @@ from typing import Any
 from celery import shared_task
 from django.conf import settings
 
-from annotations.models import Dataset, Summary
+from corpus.models import Dataset, Summary
 from scoring.models import Explanation
 from scoring.registry import metric_plan
 from scoring.services import config_hash, explanations_compute

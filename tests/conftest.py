@@ -17,11 +17,11 @@ from django.contrib.auth.models import AbstractUser
 from django.core.cache import cache
 from django.test import Client
 
-from annotations import roles
-from annotations.importers import parse
-from annotations.models import Dataset
-from annotations.services.accounts import account_create
-from annotations.services.corpus import dataset_import
+from accounts.services import account_create
+from common import roles
+from corpus.importers import parse
+from corpus.models import Dataset
+from studies.services.imports import dataset_import
 
 DATA = Path(__file__).parent / "data"
 PASSWORD = "correct-horse-battery"
@@ -60,7 +60,7 @@ def encoder() -> Any:
 
 @pytest.fixture(scope="session")
 def nlp() -> Any:
-    from scoring.text import load_spacy
+    from corpus.nlp import load_spacy
 
     return load_spacy(settings.FAITHANNO_SPACY_MODEL)
 
@@ -145,7 +145,7 @@ def explained_dataset(small_dataset: Dataset) -> Dataset:
 @pytest.fixture
 def bertscore_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser) -> Any:
     """rita's study: every scored summary of the small dataset, judged by alice and bob (k = 2)."""
-    from annotations.services.studies import study_create
+    from studies.services.studies import study_create
 
     return study_create(
         name="Small study",
@@ -158,7 +158,7 @@ def bertscore_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractU
 
 
 def units_of(assignment: Any) -> list[Any]:
-    from annotations.selectors.assignments import item_units
+    from studies.selectors.assignments import item_units
 
     return item_units(assignment.item)
 
@@ -170,9 +170,9 @@ def task_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, 
     QGQA and entailment read qags_cloze and entailment explanations built by tests/factories.py (test
     data that follows docs/EXPLANATIONS.md); BUMP edits the three reference summaries.
     """
-    from annotations.models import Summary
-    from annotations.services.studies import study_create
-    from annotations.tasks import STUDY_TASKS
+    from corpus.models import Summary
+    from protocols.tasks import STUDY_TASKS
+    from studies.services.studies import study_create
     from tests.factories import explain_dataset_for_qgqa_and_entailment
 
     explain_dataset_for_qgqa_and_entailment(list(Summary.objects.filter(document__dataset=scored_dataset)))

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from annotations.models import Summary
+from corpus.models import Summary
 from scoring.models import Explanation
 
 

@@ -6,7 +6,7 @@ from django.apps import apps
 from django.db import connection
 
 # The apps whose tables hold the product's data (sessions and admin logs are bookkeeping of the visit).
-APPS = ("annotations", "scoring", "auth", "authtoken")
+APPS = ("corpus", "studies", "scoring", "auth", "authtoken")
 
 
 def database_state() -> dict[str, tuple[int, str | None]]:

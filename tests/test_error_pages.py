@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractUser
 from django.test import Client
 from django.urls import reverse
 
-from annotations.models import Assignment, Study
+from studies.models import Assignment, Study
 from tests.conftest import client_for
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.error_urls")]

@@ -24,16 +24,17 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from annotations.importers import parse
-from annotations.models import Assignment, ImportJob, Study, StudyExample, Summary
-from annotations.selectors.browse import PARAMETERS as BROWSE_PARAMETERS
-from annotations.services.corpus import dataset_import
-from annotations.services.examples import study_example_annotate, study_example_create
-from annotations.tasks import BUMP_ERROR_TYPES
+from analysis.selectors.browse import PARAMETERS as BROWSE_PARAMETERS
+from corpus.importers import parse
+from corpus.models import ImportJob, Summary
+from protocols.tasks import BUMP_ERROR_TYPES
+from studies.models import Assignment, Study, StudyExample
+from studies.services.examples import study_example_annotate, study_example_create
+from studies.services.imports import dataset_import
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for, units_of, write_jsonl
 from tests.snapshots import changed_tables, database_state
-from tests.test_submissions import item_of
+from tests.studies.test_submissions import item_of
 
 WRITE_EXAMPLES = 10  # per write endpoint
 QUERY_EXAMPLES = 3  # per page or API endpoint
@@ -550,7 +551,7 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         if name == "summary_compare":
             url += f"?a={summary.pk}&b={other.pk}"
         yield name, "rita", url
-    for name in ("admin:index", "admin:annotations_summary_changelist", "admin:annotations_assignment_changelist"):
+    for name in ("admin:index", "admin:corpus_summary_changelist", "admin:studies_assignment_changelist"):
         yield name, "admin", reverse(name)
     for name, args in {"dashboard": [], "annotate_next": [], "annotate": [assignment.pk]}.items():
         yield name, "alice", reverse(name, args=args)

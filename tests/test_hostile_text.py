@@ -14,13 +14,14 @@ from django.contrib.auth.models import AbstractUser
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotations.forms import GuidelinesForm, StudyCreateForm
-from annotations.importers import ImportFormatError, parse
-from annotations.models import Dataset, Study
+from corpus.importers import ImportFormatError, parse
+from corpus.models import Dataset
+from studies.forms import GuidelinesForm, StudyCreateForm
+from studies.models import Study
 from tests.api.conftest import api_client_for
 from tests.conftest import DATA, client_for, units_of, write_jsonl
 from tests.snapshots import changed_tables, database_state
-from tests.test_submissions import item_of
+from tests.studies.test_submissions import item_of
 
 pytestmark = pytest.mark.django_db
 
@@ -83,7 +84,7 @@ def test_it_refuses_hostile_text_in_a_draft_naming_its_path(task_study: Study, a
 def test_it_refuses_in_the_services_what_the_views_would(task_study: Study, alice: AbstractUser) -> None:
     from django.core.exceptions import ValidationError
 
-    from annotations.services.studies import assignment_draft_save, assignment_submit
+    from studies.services.studies import assignment_draft_save, assignment_submit
 
     sentences = item_of(task_study, alice, "sentence_consistency")
     labels = {unit.index: "yes" for unit in units_of(sentences)}

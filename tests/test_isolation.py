@@ -21,11 +21,12 @@ from django.contrib.auth.models import AbstractUser
 from django.db import transaction
 from django.urls import reverse
 
-from annotations.importers import parse
-from annotations.models import Assignment, Dataset, Study, StudyItem, Summary
-from annotations.services.accounts import external_username
-from annotations.services.corpus import dataset_import
-from annotations.services.studies import assignment_submit, study_create
+from accounts.services import external_username
+from corpus.importers import parse
+from corpus.models import Dataset, Summary
+from studies.models import Assignment, Study, StudyItem
+from studies.services.imports import dataset_import
+from studies.services.studies import assignment_submit, study_create
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for, units_of, write_jsonl
 

@@ -5,7 +5,7 @@ from django.contrib.auth.models import AbstractUser
 from django.test import Client
 from django.urls import reverse
 
-from annotations.models import Assignment, Study
+from studies.models import Assignment, Study
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +40,7 @@ def test_it_keeps_annotators_out_of_researcher_pages_exports_and_the_admin(
     for url in researcher_urls(bertscore_study):
         assert client.get(url).status_code == 403, url
     assert client.get("/admin/").status_code == 403
-    assert client.get("/admin/annotations/dataset/").status_code == 403
+    assert client.get("/admin/corpus/dataset/").status_code == 403
 
 
 def test_it_keeps_researchers_to_their_own_studies(
@@ -56,7 +56,7 @@ def test_it_keeps_researchers_to_their_own_studies(
 def test_it_lets_admins_see_every_study_and_the_admin(bertscore_study: Study, admin_user: AbstractUser) -> None:
     client = client_for(admin_user)
     assert client.get(reverse("study_detail", args=[bertscore_study.pk])).status_code == 200
-    assert client.get("/admin/annotations/summary/").status_code == 200
+    assert client.get("/admin/corpus/summary/").status_code == 200
 
 
 def test_it_sends_anonymous_visitors_to_the_login_page(bertscore_study: Study) -> None:

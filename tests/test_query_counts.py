@@ -10,8 +10,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotations.models import Assignment, Dataset, Study, Summary
-from annotations.services.studies import assignment_submit, study_create
+from corpus.models import Dataset, Summary
+from studies.models import Assignment, Study
+from studies.services.studies import assignment_submit, study_create
 from tests.conftest import client_for, units_of
 
 pytestmark = pytest.mark.django_db
@@ -79,7 +80,7 @@ def test_it_keeps_the_study_pages_query_count_flat(
 def test_it_keeps_every_task_views_query_count_flat(task_study: Study, alice: AbstractUser, rita: AbstractUser) -> None:
     """Per task: the same number of queries for the item with the fewest and the most units (or text), and
     after more items join the annotator's queue."""
-    from annotations.tasks import STUDY_TASKS
+    from protocols.tasks import STUDY_TASKS
 
     client = client_for(alice)
     measured = {}
@@ -110,7 +111,7 @@ def test_it_keeps_the_save_endpoints_and_the_examples_query_count_flat(
 ) -> None:
     import json
 
-    from annotations.services.examples import study_example_annotate, study_example_create
+    from studies.services.examples import study_example_annotate, study_example_create
 
     client = client_for(alice)
     assignments = Assignment.objects.filter(annotator=alice, item__study_task__task="bertscore")

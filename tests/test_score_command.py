@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotations.models import Dataset, Summary
-from annotations.tasks import bertscore_units
+from corpus.models import Dataset, Summary
+from protocols.tasks import bertscore_units
 from scoring import services
 from scoring.models import Explanation
 
@@ -57,7 +57,7 @@ def test_it_does_no_work_when_run_again(small_dataset: Dataset, monkeypatch: pyt
         raise AssertionError("a finished run must not load the model again")
 
     monkeypatch.setattr("scoring.encoders.load_token_encoder", no_model)
-    monkeypatch.setattr("scoring.text.load_spacy", no_model)
+    monkeypatch.setattr("corpus.nlp.load_spacy", no_model)
     output = score(small_dataset)
     assert "7 already computed" in output and "0 computed now" in output
     assert list(Explanation.objects.order_by("pk").values_list("pk", "created_at")) == created

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from corpus.nlp import words_lower
 from scoring.explainers.base import EMPTY_SUMMARY, DocumentInput, Explained, SummaryInput, rounded
-from scoring.text import words_lower
 
 if TYPE_CHECKING:
     from spacy.language import Language

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
+from corpus.nlp import Span, WordSpan, word_spans
 from scoring.encoders import TokenEncoder, Tokenized
 from scoring.explainers.base import DocumentInput, Explained, SummaryInput
-from scoring.text import Span, WordSpan, word_spans
+from scoring.metrics import SPECIAL_TOKEN_MODES, STRATEGIES
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -33,8 +34,6 @@ CODE_VERSION = "1"
 
 Strategy = Literal["sentences", "first512", "windows"]
 SpecialTokens = Literal["strip", "package"]
-STRATEGIES: tuple[str, ...] = ("sentences", "first512", "windows")
-SPECIAL_TOKEN_MODES: tuple[str, ...] = ("strip", "package")
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from corpus.nlp import Phrase, phrases
 from scoring.explainers.base import EMPTY_SUMMARY, DocumentInput, Explained, SummaryInput, mean, rounded
 from scoring.explainers.squad import exact_match, token_f1
-from scoring.text import Phrase, phrases
 
 if TYPE_CHECKING:
     from spacy.language import Language

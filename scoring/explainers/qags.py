@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from corpus.nlp import Phrase, phrases
 from scoring.explainers.base import EMPTY_SUMMARY, DocumentInput, Explained, SummaryInput, mean, rounded
 from scoring.explainers.squad import token_f1
 from scoring.nlp_models import Answer, ExtractiveQA, QuestionGenerator
-from scoring.text import Phrase, phrases
 
 if TYPE_CHECKING:
     from spacy.language import Language

@@ -21,18 +21,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from corpus.nlp import Phrase, phrases
 from scoring.encoders import SentenceEmbedder
 from scoring.explainers.base import EMPTY_SUMMARY, DocumentInput, Explained, SummaryInput, rounded
 from scoring.explainers.qags import NO_CANDIDATES, Question, candidates_of, filter_questions, scored
 from scoring.explainers.squad import token_f1
+from scoring.metrics import QAGS_CLOZE, QAGS_CLOZE_DISPLAY_NAME
 from scoring.nlp_models import Answer
-from scoring.text import Phrase, phrases
 
 if TYPE_CHECKING:
     from spacy.language import Language
 
-METRIC = "qags_cloze"
-DISPLAY_NAME = "QAGS (cloze fallback)"
+METRIC = QAGS_CLOZE
+DISPLAY_NAME = QAGS_CLOZE_DISPLAY_NAME
 CODE_VERSION = "1"
 
 WH_WORDS = {

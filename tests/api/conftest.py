@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from rest_framework.test import APIClient
 
-from annotations.services.accounts import api_token_get_or_create
+from accounts.services import api_token_get_or_create
 
 
 def api_client_for(user: AbstractUser | None) -> APIClient:

@@ -12,9 +12,9 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotations.models import Dataset
-from tests.test_analysis_commands import import_records, run_json
-from tests.test_analysis_groups import A_LABELS, binary_records, document, labelled_summary
+from corpus.models import Dataset
+from tests.analysis.test_analysis_commands import import_records, run_json
+from tests.analysis.test_analysis_groups import A_LABELS, binary_records, document, labelled_summary
 
 pytestmark = pytest.mark.django_db
 

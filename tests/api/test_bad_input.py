@@ -8,7 +8,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotations.models import Dataset, Study
+from corpus.models import Dataset
+from studies.models import Study
 
 pytestmark = pytest.mark.django_db
 
@@ -92,7 +93,7 @@ def test_it_answers_400_naming_a_malformed_parameter(
 def test_it_cuts_a_page_size_over_the_maximum_to_the_maximum(
     small_dataset: Dataset, cast: Callable[[str], APIClient], settings: object
 ) -> None:
-    from annotations.api.common import Pagination
+    from api.common import Pagination
 
     total = small_dataset.documents.count()
     assert total == 3

@@ -11,9 +11,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotations.models import Assignment, Dataset, Judgement, Study, Summary
-from annotations.services.studies import assignment_submit
+from corpus.models import Dataset, Summary
 from scoring.models import Explanation
+from studies.models import Assignment, Judgement, Study
+from studies.services.studies import assignment_submit
 from tests.conftest import DATA, client_for, units_of
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotations.models import Assignment, Study
-from annotations.services.studies import assignment_submit
+from studies.models import Assignment, Study
+from studies.services.studies import assignment_submit
 from tests.conftest import units_of
 
 pytestmark = pytest.mark.django_db

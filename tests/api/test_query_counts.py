@@ -11,7 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotations.models import Dataset, Judgement, Study, Summary
+from corpus.models import Dataset, Summary
+from studies.models import Judgement, Study
 from tests.api.test_endpoints import agree
 
 pytestmark = pytest.mark.django_db

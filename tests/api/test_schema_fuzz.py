@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 
-from annotations.models import Study
-from annotations.services.accounts import api_token_get_or_create
+from accounts.services import api_token_get_or_create
+from studies.models import Study
 
 EXAMPLES_PER_OPERATION = 12
 

@@ -15,9 +15,10 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotations.models import Assignment, Dataset, Study
-from annotations.services.studies import study_create
-from annotations.tasks import STUDY_TASKS, get_task
+from corpus.models import Dataset
+from protocols.tasks import STUDY_TASKS, get_task
+from studies.models import Assignment, Study
+from studies.services.studies import study_create
 from tests.conftest import units_of
 
 pytestmark = pytest.mark.django_db

@@ -142,10 +142,10 @@ LONG_SUMMARY = " ".join(f"Bridge {number} will be repaired for {number} weeks." 
 def long_article_study(tmp_path: Path, alice: Any, rita: Any) -> Any:
     """alice's study of one long article: entailment over SUMMARIES and LONG_SUMMARY (lit sentences TOPS), and
     sentence consistency (LONG_SUMMARY's work pane is taller than the window)."""
-    from annotations.importers import parse
-    from annotations.models import Summary
-    from annotations.services.corpus import dataset_import
-    from annotations.services.studies import study_create
+    from corpus.importers import parse
+    from corpus.models import Summary
+    from studies.services.imports import dataset_import
+    from studies.services.studies import study_create
     from tests.conftest import write_jsonl
     from tests.factories import entailment_payload, explanation_create
 

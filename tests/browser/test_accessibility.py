@@ -12,8 +12,8 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.urls import reverse
 
-from annotations.models import Assignment, Study
-from annotations.tasks import STUDY_TASKS
+from protocols.tasks import STUDY_TASKS
+from studies.models import Assignment, Study
 from tests.browser.conftest import open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.core.management import call_command
 
-from annotations.models import Dataset
+from corpus.models import Dataset
 from tests.conftest import DATA, PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractUser
 
-from annotations.models import Assignment, Judgement, Study
+from studies.models import Assignment, Judgement, Study
 from tests.conftest import PASSWORD, units_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractUser
 
-from annotations.models import Assignment, Judgement, Study
+from studies.models import Assignment, Judgement, Study
 from tests.browser.conftest import SUMMARIES
 from tests.browser.test_task_views import open_item, open_task_view
 from tests.conftest import units_of

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractUser
 
-from annotations.models import Assignment, Study
-from annotations.services.studies import assignment_submit
+from studies.models import Assignment, Study
+from studies.services.studies import assignment_submit
 from tests.browser.conftest import csp_violations, open_as
 from tests.conftest import units_of
 
@@ -103,7 +103,7 @@ def test_it_serves_the_api_documentation_under_the_policy(live_server: Any, page
 
 def test_it_runs_the_admin_under_the_policy(live_server: Any, page: Any, admin_user: AbstractUser) -> None:
     open_as(page, live_server.url, admin_user, "/admin/")
-    for path in ("/admin/", "/admin/annotations/annotatoraccount/", "/admin/annotations/annotatoraccount/add/"):
+    for path in ("/admin/", "/admin/accounts/annotatoraccount/", "/admin/accounts/annotatoraccount/add/"):
         page.goto(live_server.url + path)
         page.wait_for_selector("#content")
         assert_clean(page)

@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.urls import reverse
 
-from annotations.models import Assignment, Dataset, Study
+from corpus.models import Dataset
+from studies.models import Assignment, Study
 from tests.browser.conftest import open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

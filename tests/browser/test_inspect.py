@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.urls import reverse
 
-from annotations.models import Dataset, Summary
+from corpus.models import Dataset, Summary
 from scoring.models import Explanation
 from tests.browser.conftest import open_as
 from tests.browser.test_task_views import UNNAMED_CONTROLS

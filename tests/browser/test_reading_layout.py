@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractUser
 
-from annotations.models import Assignment, Study
+from studies.models import Assignment, Study
 from tests.browser.conftest import LONG_SUMMARY, SUMMARIES, open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -14,10 +14,11 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import ValidationError
 
-from annotations.models import Assignment, Judgement, Study, StudyExample, Summary
-from annotations.services.examples import study_example_create
-from annotations.services.studies import study_create
-from annotations.tasks import STUDY_TASKS
+from corpus.models import Summary
+from protocols.tasks import STUDY_TASKS
+from studies.models import Assignment, Judgement, Study, StudyExample
+from studies.services.examples import study_example_create
+from studies.services.studies import study_create
 from tests.browser.test_task_views import open_item, open_task_view, stored, submit_with_keyboard
 from tests.conftest import units_of
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import AbstractUser
 
-from annotations.models import Assignment, Judgement, Study
-from annotations.tasks import MAX_NOTE_CHARS, get_task
+from protocols.tasks import MAX_NOTE_CHARS, get_task
+from studies.models import Assignment, Judgement, Study
 from tests.browser.conftest import open_as
 from tests.conftest import units_of
 

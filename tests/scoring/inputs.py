@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from corpus.nlp import sentence_spans
 from scoring.explainers.base import DocumentInput, SummaryInput
-from scoring.text import sentence_spans
 
 
 def explainer_inputs(

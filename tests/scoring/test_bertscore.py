@@ -8,6 +8,7 @@ import bert_score
 import pytest
 import torch
 
+from corpus.nlp import sentence_spans, word_spans
 from scoring.encoders import resolve_model_path
 from scoring.explainers.bertscore import (
     BertScoreConfig,
@@ -18,7 +19,6 @@ from scoring.explainers.bertscore import (
     SummaryText,
     idf_weights,
 )
-from scoring.text import sentence_spans, word_spans
 
 DOCUMENT = (
     "Emma Morano, the world's oldest person, has died in Italy at the age of 117. "

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import torch
 
+from common.errors import ModelLoadError
 from scoring.encoders import SentenceEmbedder, TokenEncoder, resolve_device, resolve_model_path
-from scoring.errors import ModelLoadError
 from scoring.nlp_models import ExtractiveQA, NliModel, QuestionGenerator
 
 SENTENCES = [

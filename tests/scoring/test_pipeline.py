@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotations.importers import parse
-from annotations.models import Dataset, Summary
-from annotations.services.corpus import dataset_import
-from annotations.tasks import entailment_units, qgqa_units
+from corpus.importers import parse
+from corpus.models import Dataset, Summary
+from protocols.tasks import entailment_units, qgqa_units
 from scoring import services
 from scoring.explainers import similarity
 from scoring.models import Explanation, ScoringClaim
 from scoring.packed_encoder import onednn_unavailable
+from studies.services.imports import dataset_import
 from tests.conftest import write_jsonl
 from tests.scoring.conftest import ROOT, database_url
 

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
+from corpus.nlp import Phrase
 from scoring.explainers.base import DocumentInput, SummaryInput
 from scoring.explainers.qags import NO_CANDIDATES, NOT_ANSWERED_FROM_SUMMARY, QagsConfig, QagsExplainer
 from scoring.explainers.qags_cloze import ClozeConfig, ClozeQagsExplainer, cloze_question
 from scoring.explainers.squad import token_f1
 from scoring.nlp_models import ExtractiveQA, QuestionGenerator
-from scoring.text import Phrase
 from tests.scoring.conftest import TINY_QUESTION
 from tests.scoring.inputs import explainer_inputs
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from corpus.nlp import Phrase
 from scoring.explainers.qags import Question, filter_questions, truncate_question
 from scoring.nlp_models import best_span
-from scoring.text import Phrase
 
 CANDIDATE = Phrase(0, 5, "Italy", "GPE")
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import redis
 
-from annotations.importers import parse
-from annotations.models import Dataset, Summary
-from annotations.services.corpus import dataset_import
+from corpus.importers import parse
+from corpus.models import Dataset, Summary
 from scoring.models import Explanation, ScoringClaim
 from scoring.services import explanations_enqueue
+from studies.services.imports import dataset_import
 from tests.conftest import write_jsonl
 from tests.scoring.conftest import ROOT, database_url
 

@@ -4,14 +4,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotations.models import Dataset
-from faithanno.progress import progress_bar
-from scoring.errors import ModelLoadError
-from scoring.explainers.bertscore import SPECIAL_TOKEN_MODES, STRATEGIES
-from scoring.registry import METRICS
+from common.errors import BrokerUnavailable, ModelLoadError
+from common.progress import progress_bar
+from corpus.models import Dataset
+from scoring.metrics import METRICS, SPECIAL_TOKEN_MODES, STRATEGIES
 from scoring.services import (
     DOCUMENTS_PER_BATCH,
-    BrokerUnavailable,
     explanations_compute_many,
     explanations_enqueue,
 )

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from analysis.selectors.exports import EXPORT_FIELDS, export_column_types, study_judgement_rows
+from common.exports import BINARY_FORMATS, EXPORT_FORMATS, chunks_write, export_chunks
+from studies.models import Study
+
+
+class Command(BaseCommand):
+    help = "Write every judgement of a study as CSV, JSON lines or Parquet (streamed)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--study", type=int)
+        source.add_argument("--dataset", help="the dataset's imported judgements (crowd labels)")
+        parser.add_argument("--format", choices=sorted(EXPORT_FORMATS), default="csv", dest="format_name")
+        parser.add_argument("--output", type=Path, help="file to write (default: standard output)")
+
+    def handle(
+        self, *args: Any, study: int | None, dataset: str | None, format_name: str, output: Path | None, **options: Any
+    ) -> None:
+        if format_name in BINARY_FORMATS and output is None:
+            raise CommandError(f"A {format_name} export is binary: give --output.")
+        studies = Study.objects.select_related("dataset")
+        if dataset is not None:
+            study_obj = studies.filter(dataset__name=dataset, kind=Study.Kind.IMPORTED).first()
+            if study_obj is None:
+                raise CommandError(f"No imported judgements in a dataset named {dataset!r}.")
+        else:
+            try:
+                study_obj = studies.get(pk=study)
+            except Study.DoesNotExist:
+                raise CommandError(f"No study with id {study}.") from None
+        rows = study_judgement_rows(study=study_obj)
+        chunks = export_chunks(rows, EXPORT_FIELDS, format_name, export_column_types(EXPORT_FIELDS))
+        chunks_write(chunks, output=output, stdout=self.stdout)

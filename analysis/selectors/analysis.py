@@ -1,0 +1,681 @@
+"""Reads for the analyses: labels per unit, scores per summary, pairs, highlights; and the analyses on them.
+
+The math lives in stats (no Django); these functions fetch what it needs with a fixed
+number of queries (streamed where the rows can run into the millions) and hand it over.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from django.contrib.auth.models import AbstractUser
+from django.db.models import F, FilteredRelation, FloatField, Max, Q, QuerySet
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
+
+from corpus.models import Dataset, HumanScore, MetricScore, Summary
+from protocols.tasks import TaskDefinition, get_task
+from scoring.models import Explanation
+from stats import correlation as corr
+from stats.agreement import (
+    LEVELS,
+    AnnotatorAgreement,
+    FleissKappa,
+    ItemAgreement,
+    annotator_agreements,
+    fleiss_kappa,
+    item_agreements,
+    krippendorff_alpha,
+    percent_agreement,
+)
+from stats.enhanced import AGGREGATIONS, ENHANCED_TASKS, EnhancedRow, enhanced_score, enhanced_table
+from stats.metaeval import MetaEvaluation, PairGroup, meta_evaluate, meta_evaluate_by_type
+from stats.spans import HighlightSummary, Span, highlighter_scores, summary_labels, word_labels
+from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
+from studies.selectors.access import studies_readable
+
+COEFFICIENTS = ("fleiss", "krippendorff", "percent")
+SPAN_UNITS = ("word", "summary")
+DONT_KNOW_AS_INCORRECT = {"dont_know": "incorrect"}
+# Separates a computed metric from one of its score variants: "bertscore.f1" is scores["f1"].
+VARIANT_SEPARATOR = "."
+
+
+class AnalysisError(ValueError):
+    """A request the data cannot answer (unknown name, wrong level for the task); the message says why."""
+
+
+# --- which judgements -------------------------------------------------------------------------------
+
+
+def study_task_get(*, task: str, study: Study | None = None, dataset: Dataset | None = None) -> StudyTask:
+    """A study's task, or the task of a dataset's imported judgements."""
+    if study is not None:
+        tasks = StudyTask.objects.filter(study=study)
+        owner = f"study {study.pk}"
+    elif dataset is not None:
+        tasks = StudyTask.objects.filter(study__dataset=dataset, study__kind=Study.Kind.IMPORTED)
+        owner = f"the imported judgements of dataset {dataset.name!r}"
+    else:
+        raise AnalysisError("give a study or a dataset")
+    found = tasks.filter(task=task).select_related("study__dataset").first()
+    if found is None:
+        known = ", ".join(sorted(tasks.values_list("task", flat=True))) or "none"
+        raise AnalysisError(f"no task {task!r} in {owner} (tasks: {known})")
+    return found
+
+
+# --- labels per unit --------------------------------------------------------------------------------
+
+Labelled = dict[Hashable, dict[str, str]]
+
+
+def unit_labels(*, study_task: StudyTask, label_map: dict[str, str] | None = None) -> Labelled:
+    """(item id, unit index) -> annotator -> label, from submitted assignments (streamed)."""
+    labelled: dict[Hashable, dict[str, str]] = defaultdict(dict)
+    rows = Judgement.objects.filter(
+        assignment__item__study_task=study_task, assignment__status=Assignment.Status.SUBMITTED
+    ).values_list("assignment__item_id", "unit_index", "assignment__annotator__username", "label")
+    mapping = label_map or {}
+    # One string object per distinct name and label, not one per row: a million rows hold a few strings.
+    strings: dict[str, str] = {}
+    for item_id, unit_index, annotator, label in rows.iterator(chunk_size=10000):
+        label = mapping.get(label, label)
+        labelled[(item_id, unit_index)][strings.setdefault(annotator, annotator)] = strings.setdefault(label, label)
+    return dict(labelled)
+
+
+@dataclass(frozen=True)
+class Markings:
+    summary_id: int
+    text: str
+    spans: dict[str, list[Span]]  # annotator -> spans; an annotator who marked nothing has []
+
+
+def span_markings(*, study_task: StudyTask) -> dict[int, Markings]:
+    """item id -> the summary and every annotator's spans, from submitted assignments."""
+    items: dict[int, Markings] = {}
+    assignments = Assignment.objects.filter(item__study_task=study_task, status=Assignment.Status.SUBMITTED)
+    for item_id, annotator, summary_id, text in assignments.values_list(
+        "item_id", "annotator__username", "item__summary_id", "item__summary__text"
+    ).iterator(chunk_size=10000):
+        items.setdefault(item_id, Markings(summary_id, text, {})).spans[annotator] = []
+    spans = Judgement.objects.filter(
+        assignment__item__study_task=study_task,
+        assignment__status=Assignment.Status.SUBMITTED,
+        start__isnull=False,
+        end__isnull=False,
+    ).values_list("assignment__item_id", "assignment__annotator__username", "start", "end")
+    for item_id, annotator, start, end in spans.iterator(chunk_size=10000):
+        items[item_id].spans[annotator].append((start, end))
+    return items
+
+
+def task_labels(
+    *, study_task: StudyTask, dont_know_as_incorrect: bool = False, span_units: Iterable[str] = ("word",)
+) -> tuple[TaskDefinition, dict[str, Labelled]]:
+    """The labels agreement is computed on, fetched once: {"unit": ...} for judged units; for span tasks
+    {"word": ..., "summary": ...} (each summary word hallucinated or not, each summary any span or not)."""
+    task = get_task(study_task.task)
+    if task.spans:
+        units = list(span_units)
+        for unit in units:
+            if unit not in SPAN_UNITS:
+                raise AnalysisError(f"span unit must be one of {', '.join(SPAN_UNITS)}")
+        markings = {item: (m.text, m.spans) for item, m in span_markings(study_task=study_task).items()}
+        builders = {"word": word_labels, "summary": summary_labels}
+        return task, {unit: dict(builders[unit](markings)) for unit in units}  # type: ignore[operator]
+    label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else None
+    return task, {"unit": unit_labels(study_task=study_task, label_map=label_map)}
+
+
+# --- agreement --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    study_task: StudyTask
+    coefficient: str
+    result: Any  # FleissKappa, KrippendorffAlpha or PercentAgreement
+    span_unit: str | None
+    dont_know_as_incorrect: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "study": self.study_task.study_id,
+            "dataset": self.study_task.study.dataset.name,
+            "task": self.study_task.task,
+            "dont_know_as_incorrect": self.dont_know_as_incorrect,
+            "span_unit": self.span_unit,
+            **self.result.as_dict(),
+        }
+
+
+def _numeric_values(task: TaskDefinition, labelled: Labelled, level: str) -> dict[Hashable, list[float | None]]:
+    if all(choice.numeric is None for choice in task.choices):
+        raise AnalysisError(
+            f"the {level} level needs labels on a numeric scale; the labels of task {task.key!r} "
+            f"({', '.join(task.values)}) are categories: use --level nominal"
+        )
+    return {unit: [task.numeric(label) for label in labels.values()] for unit, labels in labelled.items()}
+
+
+def agreement_of(task: TaskDefinition, labelled: Labelled, coefficient: str, level: str = "nominal") -> Any:
+    """One coefficient over labels already fetched: FleissKappa, KrippendorffAlpha or PercentAgreement."""
+    if coefficient not in COEFFICIENTS:
+        raise AnalysisError(f"coefficient must be one of {', '.join(COEFFICIENTS)}")
+    if level not in LEVELS:
+        raise AnalysisError(f"level must be one of {', '.join(LEVELS)}")
+    ratings = {unit: list(labels.values()) for unit, labels in labelled.items()}
+    if coefficient == "fleiss":
+        return fleiss_kappa(ratings)
+    if coefficient == "percent":
+        return percent_agreement(ratings)
+    if task.spans and level != "nominal":
+        raise AnalysisError(f"span tasks have nominal labels (hallucinated or not): the {level} level does not apply")
+    if level == "nominal":
+        return krippendorff_alpha(ratings, "nominal")
+    return krippendorff_alpha(_numeric_values(task, labelled, level), level)
+
+
+def agreement_compute(
+    *,
+    study_task: StudyTask,
+    coefficient: str = "fleiss",
+    level: str = "nominal",
+    dont_know_as_incorrect: bool = False,
+    span_unit: str = "word",
+) -> AgreementReport:
+    task, labels = task_labels(
+        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=[span_unit]
+    )
+    result = agreement_of(task, next(iter(labels.values())), coefficient, level)
+    return AgreementReport(study_task, coefficient, result, span_unit if task.spans else None, dont_know_as_incorrect)
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    item_id: int
+    unit: int | None  # None for span tasks, whose rows are whole summaries
+    agreement: ItemAgreement
+    summary_id: int | None = None  # for the link to the inspector
+
+
+@dataclass(frozen=True)
+class AgreementTables:
+    items: list[ItemRow]
+    annotators: list[AnnotatorAgreement]
+    n_items: int
+
+
+def _item_rows(task: TaskDefinition, labelled: Labelled, limit: int) -> tuple[list[ItemRow], int]:
+    items = item_agreements(labelled, task.numeric if task.ordinal else None)
+    rows = [
+        ItemRow(row.item[0], row.item[1], row) if isinstance(row.item, tuple) else ItemRow(row.item, None, row)  # type: ignore[arg-type]
+        for row in items[:limit]
+    ]
+    return rows, len(items)
+
+
+@dataclass(frozen=True)
+class AgreementOverview:
+    """Everything the analysis pages show about one task's agreement, from one fetch of its labels."""
+
+    study_task: StudyTask
+    definition: TaskDefinition
+    results: list[dict[str, Any]]  # coefficient, level and the result's fields
+    tables: AgreementTables
+
+
+def agreement_overview(
+    *, study_task: StudyTask, dont_know_as_incorrect: bool = False, limit: int = 50
+) -> AgreementOverview:
+    """Every coefficient that applies to the task; the per-annotator table and the `limit` most disagreed
+    units (span tasks: coefficients per word, tables per summary)."""
+    task, labels = task_labels(
+        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=SPAN_UNITS
+    )
+    coefficient_labels = labels["word"] if task.spans else labels["unit"]
+    table_labels = labels["summary"] if task.spans else labels["unit"]
+    requests = [("fleiss", "nominal"), ("krippendorff", "nominal"), ("percent", "nominal")]
+    if not task.spans and any(choice.numeric is not None for choice in task.choices):
+        requests += [("krippendorff", "ordinal"), ("krippendorff", "interval")]
+    results = [
+        {
+            "coefficient": coefficient,
+            "level": level if coefficient == "krippendorff" else "",
+            **vars(agreement_of(task, coefficient_labels, coefficient, level)),
+        }
+        for coefficient, level in requests
+    ]
+    rows, n_items = _item_rows(task, table_labels, limit)
+    summaries = dict(StudyItem.objects.filter(pk__in={row.item_id for row in rows}).values_list("pk", "summary_id"))
+    rows = [replace(row, summary_id=summaries.get(row.item_id)) for row in rows]
+    tables = AgreementTables(rows, annotator_agreements(table_labels), n_items)
+    return AgreementOverview(study_task, task, results, tables)
+
+
+def labels_table(
+    task: TaskDefinition, annotators: Iterable[str], judgements: Iterable[tuple[str, int, str, str]]
+) -> dict[str, dict[str, str]]:
+    """unit (its number and text) -> annotator -> label, from (annotator, unit index, unit text, label) in
+    unit order. For span tasks a single row lists each annotator's spans ("none" when nothing was marked)."""
+    if task.spans:
+        marked: dict[str, list[str]] = {name: [] for name in annotators}
+        for name, _, unit_text, label in judgements:
+            marked[name].append(f"“{unit_text}” ({label})")
+        return {"marked spans": {name: "; ".join(spans) or "none" for name, spans in marked.items()}}
+    rows: dict[str, dict[str, str]] = {}
+    for name, unit_index, unit_text, label in judgements:
+        unit = f"{unit_index}: {unit_text}" if unit_text else str(unit_index)
+        rows.setdefault(unit, {})[name] = label
+    return rows
+
+
+def item_labels(*, item: StudyItem) -> dict[str, dict[str, str]]:
+    """One item's labels: unit -> annotator -> label (see labels_table)."""
+    assignments = Assignment.objects.filter(item=item, status=Assignment.Status.SUBMITTED)
+    names = dict(assignments.values_list("pk", "annotator__username"))
+    judgements = (
+        Judgement.objects.filter(assignment__in=list(names))
+        .order_by("unit_index", "assignment_id")
+        .values_list("assignment_id", "unit_index", "unit_text", "label")
+    )
+    rows = ((names[assignment], index, text, label) for assignment, index, text, label in judgements)
+    return labels_table(get_task(item.study_task.task), names.values(), rows)
+
+
+# --- scores per summary -----------------------------------------------------------------------------
+
+
+def dataset_summaries(*, dataset: Dataset) -> list[tuple[int, str]]:
+    """(summary id, system) of every summary of the dataset."""
+    return list(
+        Summary.objects.filter(document__dataset=dataset)
+        .order_by("document__external_id", "external_id")
+        .values_list("id", "system")
+    )
+
+
+def summary_documents(*, dataset: Dataset) -> dict[int, int]:
+    """summary id -> its document id, for the document-level correlation."""
+    return dict(Summary.objects.filter(document__dataset=dataset).values_list("id", "document_id").order_by())
+
+
+def human_names(*, dataset: Dataset) -> list[str]:
+    return sorted(
+        HumanScore.objects.filter(summary__document__dataset=dataset)
+        .order_by("name")
+        .values_list("name", flat=True)
+        .distinct()
+    )
+
+
+def _newest_configs(dataset: Dataset) -> dict[str, str]:
+    """metric -> config hash of its most recent explanation in the dataset."""
+    rows = (
+        Explanation.objects.filter(summary__document__dataset=dataset)
+        .values("metric", "config_hash")
+        .annotate(newest=Max("created_at"))
+        .order_by("metric", "newest")
+    )
+    return {row["metric"]: row["config_hash"] for row in rows}
+
+
+def metric_names(*, dataset: Dataset) -> list[str]:
+    """Imported metric names, then computed ones: "<metric>" and "<metric>.<variant>" for each score variant."""
+    imported = sorted(
+        MetricScore.objects.filter(summary__document__dataset=dataset)
+        .order_by("name")
+        .values_list("name", flat=True)
+        .distinct()
+    )
+    computed = []
+    for metric, digest in sorted(_newest_configs(dataset).items()):
+        computed.append(metric)
+        sample = (
+            Explanation.objects.filter(summary__document__dataset=dataset, metric=metric, config_hash=digest)
+            .exclude(scores={})
+            .values_list("scores", flat=True)
+            .first()
+        )
+        computed += [f"{metric}{VARIANT_SEPARATOR}{variant}" for variant in sorted(sample or {})]
+    return imported + [name for name in computed if name not in imported]
+
+
+def metric_values(*, dataset: Dataset, name: str, summary_ids: Iterable[int] | None = None) -> dict[int, float | None]:
+    """summary id -> the metric's score, for the summaries that have one (a computed explanation that failed
+    gives None). An imported MetricScore of that name wins; otherwise the name is a computed metric
+    ("bertscore", its headline score) or one of its variants ("bertscore.f1"), read from the dataset's most
+    recent configuration of that metric (the rule of summaries_with_metric_score, which this reads through)."""
+    summaries = Summary.objects.filter(document__dataset=dataset)
+    if summary_ids is not None:
+        summaries = summaries.filter(pk__in=list(summary_ids))
+    scored = summaries_with_metric_score(summaries, dataset=dataset, name=name, alias="value")
+    return dict(scored.filter(value_row__isnull=False).values_list("pk", "value"))
+
+
+def summaries_with_metric_score(
+    summaries: QuerySet[Summary], *, dataset: Dataset, name: str, alias: str = "metric_value"
+) -> QuerySet[Summary]:
+    """`summaries` annotated with `alias`, the metric score `metric_values` reads, by the same rule: an imported
+    MetricScore of that name wins, otherwise the computed metric or variant of the dataset's most recent
+    configuration. A join on a unique key (one row per summary at most), so the database filters and sorts
+    100,000 summaries by it in one pass."""
+    joined = f"{alias}_row"
+    if MetricScore.objects.filter(summary__document__dataset=dataset, name=name).exists():
+        imported = FilteredRelation("metric_scores", condition=Q(metric_scores__name=name))
+        summaries = summaries.annotate(**{joined: imported})
+        return summaries.annotate(**{alias: F(f"{joined}__value")})
+    configs = _newest_configs(dataset)
+    metric, _, variant = name.partition(VARIANT_SEPARATOR)
+    scored = Explanation.objects.filter(
+        summary__document__dataset=dataset, metric=metric, config_hash=configs.get(metric)
+    )
+    if metric not in configs or (variant and not scored.filter(scores__has_key=variant).exists()):
+        known = ", ".join(metric_names(dataset=dataset)) or "none"
+        raise AnalysisError(f"no metric {name!r} in dataset {dataset.name!r} (metrics: {known})")
+    condition = Q(explanations__metric=metric, explanations__config_hash=configs[metric])
+    summaries = summaries.annotate(**{joined: FilteredRelation("explanations", condition=condition)})
+    value = Cast(KeyTextTransform(variant, f"{joined}__scores"), FloatField()) if variant else F(f"{joined}__score")
+    return summaries.annotate(**{alias: value})
+
+
+def summaries_with_human_score(
+    summaries: QuerySet[Summary], *, dataset: Dataset, name: str, alias: str = "human_value"
+) -> QuerySet[Summary]:
+    """`summaries` annotated with `alias`, the imported human score `name` (see summaries_with_metric_score)."""
+    if not HumanScore.objects.filter(summary__document__dataset=dataset, name=name).exists():
+        known = ", ".join(human_names(dataset=dataset)) or "none"
+        raise AnalysisError(f"no human score {name!r} in dataset {dataset.name!r} (human scores: {known})")
+    joined = f"{alias}_row"
+    summaries = summaries.annotate(**{joined: FilteredRelation("human_scores", condition=Q(human_scores__name=name))})
+    return summaries.annotate(**{alias: F(f"{joined}__value")})
+
+
+def human_values(*, dataset: Dataset, name: str, summary_ids: Iterable[int] | None = None) -> dict[int, float]:
+    scores = HumanScore.objects.filter(summary__document__dataset=dataset, name=name)
+    if summary_ids is not None:
+        scores = scores.filter(summary_id__in=summary_ids)
+    values = dict(scores.values_list("summary_id", "value"))
+    if not values and summary_ids is None:
+        known = ", ".join(human_names(dataset=dataset)) or "none"
+        raise AnalysisError(f"no human score {name!r} in dataset {dataset.name!r} (human scores: {known})")
+    return values
+
+
+# --- correlations -----------------------------------------------------------------------------------
+
+
+def aligned(
+    metric: dict[int, float | None], human: dict[int, float], systems: dict[int, str]
+) -> tuple[list[float | None], list[float | None], list[str], list[int]]:
+    """Metric and human scores over the summaries that have at least one of them (the others are not
+    "missing", they are simply not part of this comparison)."""
+    ids = sorted(set(metric) | set(human))
+    return [metric.get(i) for i in ids], [human.get(i) for i in ids], [systems[i] for i in ids], ids
+
+
+def dataset_correlations(
+    *,
+    dataset: Dataset,
+    human: str,
+    metrics: list[str] | None = None,
+    methods: Iterable[str] = ("pearson",),
+    level: str = "summary",
+    partial_by: str | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+) -> list[dict[str, object]]:
+    """One row per metric and method: r, p, n, the bootstrap CI and how many summaries lacked a score."""
+    methods = list(methods)
+    for method in methods:
+        if method not in corr.METHODS:
+            raise AnalysisError(f"method must be one of {', '.join(corr.METHODS)}")
+    if level not in corr.LEVELS:
+        raise AnalysisError(f"level must be one of {', '.join(corr.LEVELS)}")
+    if partial_by not in (None, "system"):
+        raise AnalysisError("only --partial-by system is supported")
+    if partial_by and level != "summary":
+        raise AnalysisError("a partial correlation controlling for the system needs summary level")
+    human_scores = human_values(dataset=dataset, name=human)
+    names = metrics or metric_names(dataset=dataset)
+    systems = dict(dataset_summaries(dataset=dataset))
+    documents = summary_documents(dataset=dataset) if level == corr.DOCUMENT_LEVEL else {}
+    rows = []
+    for name in names:
+        xs, ys, groups, ids = aligned(metric_values(dataset=dataset, name=name), human_scores, systems)
+        for method in methods:
+            if level == "system":
+                result = corr.correlate_systems(xs, ys, groups, method=method, bootstrap=bootstrap, seed=seed)
+            elif level == corr.DOCUMENT_LEVEL:
+                result = corr.correlate_documents(
+                    xs, ys, [documents[i] for i in ids], method=method, bootstrap=bootstrap, seed=seed
+                )
+            else:
+                result = corr.correlate(
+                    xs,
+                    ys,
+                    method=method,
+                    bootstrap=bootstrap,
+                    seed=seed,
+                    partial_groups=groups if partial_by else None,
+                    partial_by=partial_by or "system",
+                )
+            rows.append({"metric": name, "human": human, **result.as_dict()})
+    return rows
+
+
+@dataclass(frozen=True)
+class ScorePairs:
+    """Metric and human score of the summaries that have both, for the plots."""
+
+    metric: list[float]
+    human: list[float]
+    titles: list[str]
+
+
+def score_pairs(*, dataset: Dataset, metric: str, human: str, limit: int = 3000) -> ScorePairs:
+    metric_scores = metric_values(dataset=dataset, name=metric)
+    human_scores = human_values(dataset=dataset, name=human)
+    ids = sorted(i for i in set(metric_scores) & set(human_scores) if metric_scores[i] is not None)[:limit]
+    titles = dict(Summary.objects.filter(pk__in=ids).values_list("pk", "document__external_id").order_by())
+    systems = dict(dataset_summaries(dataset=dataset))
+    return ScorePairs(
+        [float(metric_scores[i]) for i in ids],  # type: ignore[arg-type]
+        [human_scores[i] for i in ids],
+        [f"{titles[i]} / {systems[i]}" for i in ids],
+    )
+
+
+# --- human-enhanced metrics -------------------------------------------------------------------------
+
+
+def _enhanced_rows(study: Study, summary_ids: Iterable[int] | None) -> Iterator[tuple[str, int, int, int, str]]:
+    """(task, item id, summary id, unit index, label) of the study's enhanceable tasks, streamed."""
+    judgements = Judgement.objects.filter(
+        assignment__item__study_task__study=study,
+        assignment__item__study_task__task__in=ENHANCED_TASKS,
+        assignment__status=Assignment.Status.SUBMITTED,
+    )
+    if summary_ids is not None:
+        judgements = judgements.filter(assignment__item__summary_id__in=list(summary_ids))
+    return (
+        judgements.order_by()
+        .values_list(
+            "assignment__item__study_task__task",
+            "assignment__item_id",
+            "assignment__item__summary_id",
+            "unit_index",
+            "label",
+        )
+        .iterator(chunk_size=10000)
+    )
+
+
+def study_enhanced_scores(
+    *, study: Study, dont_know_as_incorrect: bool = True, summary_ids: Iterable[int] | None = None
+) -> dict[tuple[str, str], dict[int, float | None]]:
+    """(task, aggregation) -> summary id -> human-enhanced score. "Don't know" counts as incorrect, as in
+    the thesis (footnote 4), unless told otherwise; then it is left out like a missing label."""
+    units: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    summary_of: dict[int, int] = {}
+    rows = _enhanced_rows(study, summary_ids)
+    label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else {}
+    for task_key, item_id, summary_id, unit_index, label in rows:
+        value = get_task(task_key).numeric(label_map.get(label, label))
+        summary_of[item_id] = summary_id
+        bucket = units[(task_key, item_id)][unit_index]
+        if value is not None:
+            bucket.append(value)
+    scores: dict[tuple[str, str], dict[int, float | None]] = defaultdict(dict)
+    for (task_key, item_id), by_unit in units.items():
+        for aggregation in AGGREGATIONS:
+            scores[(task_key, aggregation)][summary_of[item_id]] = enhanced_score(task_key, by_unit, aggregation)
+    return dict(scores)
+
+
+def enhanced_studies(*, dataset: Dataset, user: AbstractUser | None) -> list[tuple[Study, list[str]]]:
+    """The dataset's annotation studies the user may read with tasks that give human-enhanced scores, and
+    those tasks."""
+    tasks: dict[int, list[str]] = defaultdict(list)
+    studies: dict[int, Study] = {}
+    for study_task in (
+        StudyTask.objects.filter(
+            study__in=studies_readable(user=user),
+            study__dataset=dataset,
+            study__kind=Study.Kind.STUDY,
+            task__in=ENHANCED_TASKS,
+        )
+        .select_related("study")
+        .order_by("study_id", "task")
+    ):
+        studies[study_task.study_id] = study_task.study
+        tasks[study_task.study_id].append(study_task.task)
+    return [(studies[pk], tasks[pk]) for pk in studies]
+
+
+def study_original_scores(*, study: Study, task: str) -> dict[int, float | None]:
+    """summary id -> the score of the explanation each item of the task showed (frozen at creation)."""
+    return dict(
+        Explanation.objects.filter(study_items__study_task__study=study, study_items__study_task__task=task)
+        .values_list("summary_id", "score")
+        .order_by()
+    )
+
+
+def study_enhanced_table(
+    *, study: Study, human: str, dont_know_as_incorrect: bool = True, bootstrap: int = 1000, seed: int = 0
+) -> list[EnhancedRow]:
+    """Table 5.6: per enhanceable task of the study, original vs enhanced against the human gold."""
+    enhanced = study_enhanced_scores(study=study, dont_know_as_incorrect=dont_know_as_incorrect)
+    tasks = [task for task in ENHANCED_TASKS if any(key[0] == task for key in enhanced)]
+    gold = human_values(dataset=study.dataset, name=human)
+    rows: list[EnhancedRow] = []
+    for task in tasks:
+        summary_ids = sorted(enhanced[(task, AGGREGATIONS[0])])
+        original = study_original_scores(study=study, task=task)
+        rows += enhanced_table(
+            task,
+            [gold.get(i) for i in summary_ids],
+            [original.get(i) for i in summary_ids],
+            {agg: [enhanced[(task, agg)].get(i) for i in summary_ids] for agg in AGGREGATIONS},
+            bootstrap=bootstrap,
+            seed=seed,
+        )
+    return rows
+
+
+# --- meta-evaluation --------------------------------------------------------------------------------
+
+
+def dataset_pairs(*, dataset: Dataset) -> dict[str, tuple[int | None, list[int], str]]:
+    """pair -> (faithful summary id, unfaithful summary ids, error type), from the summaries' meta
+    (`pair`, `faithful`, `error_type`; see docs/IMPORT_FORMATS.md)."""
+    pairs: dict[str, tuple[int | None, list[int], str]] = {}
+    rows = Summary.objects.filter(document__dataset=dataset, meta__has_key="pair").values_list("id", "meta")
+    for summary_id, meta in rows.iterator(chunk_size=10000):
+        faithful, unfaithful, error_type = pairs.get(str(meta["pair"]), (None, [], ""))
+        if meta.get("faithful"):
+            faithful = summary_id
+        else:
+            unfaithful = [*unfaithful, summary_id]
+            error_type = error_type or str(meta.get("error_type") or "")
+        pairs[str(meta["pair"])] = (faithful, unfaithful, error_type)
+    return pairs
+
+
+def dataset_meta_evaluation(
+    *, dataset: Dataset, protocol: str, metrics: list[str] | None = None, by_error_type: bool = False
+) -> list[dict[str, object]]:
+    pairs = dataset_pairs(dataset=dataset)
+    if not pairs:
+        raise AnalysisError(
+            f"dataset {dataset.name!r} has no faithful/unfaithful pairs (summaries with meta 'pair' and 'faithful')"
+        )
+    rows = []
+    for name in metrics or metric_names(dataset=dataset):
+        scores = metric_values(dataset=dataset, name=name)
+        groups = [
+            PairGroup(scores.get(faithful) if faithful else None, [scores.get(i) for i in unfaithful], error_type)
+            for faithful, unfaithful, error_type in pairs.values()
+        ]
+        results: list[MetaEvaluation] = (
+            meta_evaluate_by_type(protocol, groups) if by_error_type else [meta_evaluate(protocol, groups)]
+        )
+        rows += [{"metric": name, **result.as_dict()} for result in results]
+    return rows
+
+
+# --- BERTScore as a highlighter ---------------------------------------------------------------------
+
+
+def highlight_summaries(
+    *, dataset: Dataset, user: AbstractUser | None, task: str = "hallucination_spans"
+) -> list[HighlightSummary]:
+    """Summaries with both a BERTScore explanation (newest configuration) and human span markings from the
+    studies the user may read."""
+    configs = _newest_configs(dataset)
+    if "bertscore" not in configs:
+        raise AnalysisError(
+            f"dataset {dataset.name!r} has no BERTScore explanations; "
+            f'run: python manage.py score --dataset "{dataset.name}"'
+        )
+    marked: dict[int, list[list[Span]]] = {}
+    for study_task in StudyTask.objects.filter(
+        study__in=studies_readable(user=user), study__dataset=dataset, task=task
+    ):
+        for markings in span_markings(study_task=study_task).values():
+            marked.setdefault(markings.summary_id, []).extend(markings.spans.values())
+    if not marked:
+        seen = "" if user is None else " in the studies you can see"
+        raise AnalysisError(f"dataset {dataset.name!r} has no {task} judgements{seen}")
+    explanations = Explanation.objects.filter(
+        summary_id__in=list(marked), metric="bertscore", config_hash=configs["bertscore"]
+    ).values_list("summary_id", "summary__text", "payload")
+    return [
+        HighlightSummary(
+            text=text,
+            tokens=[
+                (token["start"], token["end"], token["similarity"])
+                for token in payload.get("tokens", [])
+                if token.get("similarity") is not None
+            ],
+            annotator_spans=marked[summary_id],
+        )
+        for summary_id, text, payload in explanations.iterator(chunk_size=500)
+    ]
+
+
+def dataset_highlighter(*, dataset: Dataset, user: AbstractUser | None) -> list[dict[str, object]]:
+    return [score.as_dict() for score in highlighter_scores(highlight_summaries(dataset=dataset, user=user))]
+
+
+def study_agreement(*, study_task: StudyTask, dont_know_as_incorrect: bool = False) -> FleissKappa:
+    """Fleiss' kappa over the units of a study task (thesis Table 5.1; footnote 4 maps don't know)."""
+    return agreement_compute(
+        study_task=study_task, coefficient="fleiss", dont_know_as_incorrect=dont_know_as_incorrect
+    ).result

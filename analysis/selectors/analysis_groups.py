@@ -1,0 +1,603 @@
+"""Reads for the analyses the published benchmarks use (issue 15): any agreement coefficient overall or per
+group (system, or a key of the summary's or document's meta) with a bootstrap interval, alpha_U over
+character spans, a metric as one more rater, and balanced accuracy / ROC AUC on binary labels.
+
+The math lives in stats (no Django): agreement.agreement_by_group, unitizing, metaeval;
+these functions fetch what it needs with a fixed number of queries and hand it over.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
+
+from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTransform
+
+from analysis.selectors.analysis import (
+    DONT_KNOW_AS_INCORRECT,
+    SPAN_UNITS,
+    AnalysisError,
+    Labelled,
+    _newest_configs,
+    _numeric_values,
+    human_values,
+    metric_names,
+    metric_values,
+    task_labels,
+)
+from common.validation import finite_number
+from corpus.models import Dataset, Summary
+from protocols.tasks import TaskDefinition, get_task
+from scoring.models import Explanation
+from stats import agreement as agr
+from stats import metaeval, unitizing
+from stats.spans import ANY_SPAN, FAITHFUL, HALLUCINATED, NO_SPAN
+from studies.models import Assignment, Judgement, StudyItem, StudyTask
+
+BY_SYSTEM = "system"
+META_PREFIX = "meta."
+ALPHA_U = "alpha_u"
+# Every coefficient of the agreement command, page and API: the label coefficients and, for span tasks,
+# Krippendorff's alpha for unitized data over the character spans.
+AGREEMENT_COEFFICIENTS = (*agr.COEFFICIENTS, ALPHA_U)
+WEIGHTS = agr.WEIGHTS
+# Summary (or document) meta values read as a binary faithful (1) / unfaithful (0) label.
+FAITHFUL_VALUES = frozenset({"1", "true", "yes", "faithful", "consistent", "correct"})
+UNFAITHFUL_VALUES = frozenset({"0", "false", "no", "unfaithful", "inconsistent", "incorrect"})
+DEFAULT_SPLIT_KEY = "split"
+BINARY_PROTOCOLS = ("roc_auc", metaeval.BALANCED_ACCURACY)
+PAIR_BY = "error_type"
+
+
+# --- groups -----------------------------------------------------------------------------------------
+
+
+def group_by_checked(by: str) -> str:
+    """`system` or `meta.KEY`; anything else is refused with the accepted forms."""
+    if by == BY_SYSTEM or (by.startswith(META_PREFIX) and by[len(META_PREFIX) :].strip()):
+        return by
+    raise AnalysisError(f"group by {by!r}: use 'system' or 'meta.KEY' (a key of the summary's or document's meta)")
+
+
+def _group_name(value: object) -> str | None:
+    """A meta value as a group name: strings as they are, other JSON values as JSON; null is no group."""
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _meta_values(summaries: QuerySet[Summary], key: str, prefix: str = "") -> dict[int, object]:
+    """id -> the value of `key` in the summary's meta, else in its document's meta (absent: not listed)."""
+    rows = summaries.annotate(
+        own=KeyTransform(key, f"{prefix}meta"), inherited=KeyTransform(key, f"{prefix}document__meta")
+    ).values_list("pk", "own", "inherited")
+    return {
+        pk: own if own is not None else inherited
+        for pk, own, inherited in rows.iterator(chunk_size=10000)
+        if own is not None or inherited is not None
+    }
+
+
+def summary_groups(summaries: QuerySet[Summary], by: str) -> dict[int, str]:
+    """summary id -> its group (`system`, or `meta.KEY`: the summary's meta, else its document's). Summaries
+    without the key are left out; a key no summary has is an error naming it."""
+    by = group_by_checked(by)
+    if by == BY_SYSTEM:
+        return dict(summaries.values_list("pk", "system"))
+    key = by[len(META_PREFIX) :]
+    groups = {pk: name for pk, value in _meta_values(summaries, key).items() if (name := _group_name(value))}
+    if not groups:
+        raise AnalysisError(f"no summary (or its document) has the meta key {key!r} to group by")
+    return groups
+
+
+def item_groups(*, study_task: StudyTask, by: str) -> dict[int, str]:
+    """study item id -> the group of its summary."""
+    items_of_task = StudyItem.objects.filter(study_task=study_task)
+    items = dict(items_of_task.values_list("pk", "summary_id"))
+    groups = summary_groups(Summary.objects.filter(pk__in=items_of_task.values("summary_id")), by)
+    return {item: groups[summary] for item, summary in items.items() if summary in groups}
+
+
+def _item_of(unit: Hashable) -> int:
+    """Units are (item id, unit or word index), or the item id itself (span tasks per summary)."""
+    return unit[0] if isinstance(unit, tuple) else unit  # type: ignore[return-value]
+
+
+# --- agreement: every coefficient, per group, with an interval -------------------------------------
+
+
+def _categories(task: TaskDefinition, labelled: Labelled, span_unit: str, dont_know_as_incorrect: bool) -> list[str]:
+    """The scale's categories (Gwet's and Brennan-Prediger's q): the task's choices, or for span tasks the
+    two word or summary labels; a label in the data outside them is added rather than refused."""
+    if task.spans:
+        base = [FAITHFUL, HALLUCINATED] if span_unit == "word" else [NO_SPAN, ANY_SPAN]
+    else:
+        mapped = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else {}
+        base = [value for value in task.values if value not in mapped]
+    seen = {label for labels in labelled.values() for label in labels.values() if label is not None}
+    return [*base, *sorted(seen - set(base))]
+
+
+def _ratings(
+    task: TaskDefinition, labelled: Labelled, spec: agr.Coefficient, span_unit: str, dont_know_as_incorrect: bool
+) -> tuple[dict[Hashable, list[Any]], list[Any] | None]:
+    """The ratings and categories the coefficient reads: labels, or their numbers for the numeric levels and
+    weights."""
+    numeric_level = spec.name == "krippendorff" and spec.level != "nominal"
+    numeric_weights = spec.name in ("gwet", "brennan_prediger") and spec.weights != "identity"
+    if task.spans and (numeric_level or numeric_weights):
+        what = f"the {spec.level} level" if numeric_level else f"{spec.weights} weights"
+        raise AnalysisError(f"span tasks have nominal labels (hallucinated or not): {what} does not apply")
+    if numeric_level or numeric_weights:
+        ratings = _numeric_values(task, labelled, spec.level if numeric_level else f"{spec.weights} weights")
+        numbers = sorted({choice.numeric for choice in task.choices if choice.numeric is not None})
+        return ratings, numbers  # type: ignore[return-value]
+    ratings = {unit: list(labels.values()) for unit, labels in labelled.items()}
+    return ratings, _categories(task, labelled, span_unit, dont_know_as_incorrect)  # type: ignore[return-value]
+
+
+def typed_span_markings(*, study_task: StudyTask) -> dict[int, tuple[str, dict[str, list[tuple[int, int, str]]]]]:
+    """item id -> (summary text, annotator -> [(start, end, type)]) from submitted assignments; an annotator
+    who marked nothing has []."""
+    items: dict[int, tuple[str, dict[str, list[tuple[int, int, str]]]]] = {}
+    submitted = Assignment.objects.filter(item__study_task=study_task, status=Assignment.Status.SUBMITTED)
+    for item_id, annotator, text in submitted.values_list("item_id", "annotator__username", "item__summary__text"):
+        items.setdefault(item_id, (text, {}))[1][annotator] = []
+    spans = Judgement.objects.filter(
+        assignment__item__study_task=study_task,
+        assignment__status=Assignment.Status.SUBMITTED,
+        start__isnull=False,
+        end__isnull=False,
+    ).values_list("assignment__item_id", "assignment__annotator__username", "start", "end", "label")
+    for item_id, annotator, start, end, label in spans.iterator(chunk_size=10000):
+        items[item_id][1][annotator].append((start, end, label))
+    return items
+
+
+def _value_error(exc: ValueError) -> AnalysisError:
+    return AnalysisError(str(exc))
+
+
+def agreement_analysis(
+    *,
+    study_task: StudyTask,
+    coefficient: str = "fleiss",
+    level: str = "nominal",
+    weights: str = "identity",
+    by: str | None = None,
+    typed: bool = False,
+    dont_know_as_incorrect: bool = False,
+    span_unit: str = "word",
+    bootstrap: int = 0,
+    seed: int = 0,
+) -> dict[str, object]:
+    """One coefficient over the task's judgements: overall, or with `by` within each group and the mean over
+    the groups where it is defined. `bootstrap` > 0 adds a seeded percentile interval (items, or summaries
+    for alpha_U, resampled), for each group its own."""
+    if coefficient not in AGREEMENT_COEFFICIENTS:
+        raise AnalysisError(f"coefficient must be one of {', '.join(AGREEMENT_COEFFICIENTS)}")
+    if span_unit not in SPAN_UNITS:
+        raise AnalysisError(f"span unit must be one of {', '.join(SPAN_UNITS)}")
+    task = get_task(study_task.task)
+    base: dict[str, object] = {
+        "study": study_task.study_id,
+        "dataset": study_task.study.dataset.name,
+        "task": study_task.task,
+        "dont_know_as_incorrect": dont_know_as_incorrect,
+        "span_unit": span_unit if task.spans and coefficient != ALPHA_U else None,
+    }
+    groups = item_groups(study_task=study_task, by=by) if by else None
+    if coefficient == ALPHA_U:
+        if not task.spans:
+            raise AnalysisError(f"alpha_u compares character spans; task {task.key!r} has labels, not spans")
+        return {**base, "typed": typed, **_alpha_u(study_task, typed, groups, by, bootstrap, seed)}
+    try:
+        spec = agr.Coefficient(coefficient, level, weights)
+    except ValueError as exc:
+        raise _value_error(exc) from exc
+    _, labels = task_labels(
+        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=[span_unit]
+    )
+    labelled = next(iter(labels.values()))
+    ratings, categories = _ratings(task, labelled, spec, span_unit, dont_know_as_incorrect)
+    spec = agr.Coefficient(coefficient, level, weights, categories)
+    try:
+        if groups is None:
+            table = spec.table(ratings)
+            result = spec.rows(table, agr.all_rows(table.n_items))[0]
+            data: dict[str, object] = {**base, **result.as_dict()}
+            if coefficient == "krippendorff":
+                data["level"] = level
+            if bootstrap > 0:
+                data["interval"] = agr.agreement_interval(
+                    ratings,
+                    coefficient,
+                    level=level,
+                    weights=weights,
+                    categories=categories,
+                    resamples=bootstrap,
+                    seed=seed,
+                ).as_dict()
+            return data
+        grouped_ratings = {unit: values for unit, values in ratings.items() if _item_of(unit) in groups}
+        unit_groups = {unit: groups[_item_of(unit)] for unit in grouped_ratings}
+        grouped = agr.agreement_by_group(
+            grouped_ratings, unit_groups, coefficient, level=level, weights=weights, categories=categories
+        )
+        data = {**base, "by": by, **grouped.as_dict(), "n_ungrouped": len(ratings) - len(grouped_ratings)}
+        if bootstrap > 0:
+            _group_intervals(
+                data,
+                grouped_ratings,
+                unit_groups,
+                lambda part: agr.agreement_interval(
+                    part,
+                    coefficient,
+                    level=level,
+                    weights=weights,
+                    categories=categories,
+                    resamples=bootstrap,
+                    seed=seed,
+                ),
+            )
+    except ValueError as exc:
+        raise _value_error(exc) from exc
+    return data
+
+
+def _group_intervals(
+    data: dict[str, Any], entries: Mapping[Hashable, Any], group_of: Mapping[Hashable, str], interval: Any
+) -> None:
+    """Each group's bootstrap interval (its own items resampled), added to its row of `data["groups"]`."""
+    members: dict[str, dict[Hashable, Any]] = {}
+    for key, value in entries.items():
+        members.setdefault(group_of[key], {})[key] = value
+    for row in data["groups"]:
+        row["interval"] = interval(members.get(row["group"], {})).as_dict()
+
+
+def _alpha_u(
+    study_task: StudyTask, typed: bool, groups: dict[int, str] | None, by: str | None, bootstrap: int, seed: int
+) -> dict[str, object]:
+    summaries = typed_span_markings(study_task=study_task)
+    try:
+        if groups is None:
+            data = unitizing.unitizing_alpha(summaries, typed=typed).as_dict()  # type: ignore[arg-type]
+            if bootstrap > 0:
+                data["interval"] = unitizing.unitizing_alpha_interval(
+                    summaries,  # type: ignore[arg-type]
+                    typed=typed,
+                    resamples=bootstrap,
+                    seed=seed,
+                ).as_dict()
+            return data
+        grouped = {item: marked for item, marked in summaries.items() if item in groups}
+        result = unitizing.unitizing_alpha_by_group(grouped, groups, typed=typed)  # type: ignore[arg-type]
+        data = {"by": by, **result.as_dict(), "n_ungrouped": len(summaries) - len(grouped)}
+        if bootstrap > 0:
+            _group_intervals(
+                data,
+                grouped,
+                groups,
+                lambda part: unitizing.unitizing_alpha_interval(part, typed=typed, resamples=bootstrap, seed=seed),
+            )
+    except ValueError as exc:
+        raise _value_error(exc) from exc
+    return data
+
+
+# --- a metric as one more rater ---------------------------------------------------------------------
+
+
+TUNED = "tuned"
+
+
+def threshold_list(text: str, *, field: str) -> list[float] | None:
+    """Cut points such as "0.3,0.7" as finite numbers, or None for "tuned"; anything else is an InputError
+    naming `field`."""
+    if text.strip() == TUNED:
+        return None
+    return [finite_number(part, field=field) for part in text.split(",")]
+
+
+def ordered_labels(task: TaskDefinition) -> list[str]:
+    """The task's labels from the least to the most faithful (by their numbers), the bins of a metric."""
+    numbered = sorted((choice.numeric, choice.value) for choice in task.choices if choice.numeric is not None)
+    if len(numbered) < 2:
+        raise AnalysisError(
+            f"a metric can join the raters of a task whose labels are ordered by a number; task {task.key!r} "
+            f"has {', '.join(task.values)}"
+        )
+    return [value for _, value in numbered]
+
+
+def bertscore_spans(
+    *, dataset: Dataset, summary_ids: Iterable[int], threshold: float
+) -> dict[int, list[tuple[int, int]]]:
+    """summary id -> the character spans of the BERTScore tokens below `threshold` (newest configuration)."""
+    configs = _newest_configs(dataset)
+    if "bertscore" not in configs:
+        raise AnalysisError(
+            f"dataset {dataset.name!r} has no BERTScore explanations; "
+            f'run: python manage.py score --dataset "{dataset.name}"'
+        )
+    rows = Explanation.objects.filter(
+        summary_id__in=list(summary_ids), metric="bertscore", config_hash=configs["bertscore"]
+    ).values_list("summary_id", "summary__text", "payload")
+    spans = {}
+    for summary_id, text, payload in rows.iterator(chunk_size=500):
+        tokens = [
+            (token["start"], token["end"], token["similarity"])
+            for token in (payload or {}).get("tokens", [])
+            if token.get("similarity") is not None
+        ]
+        if tokens:
+            spans[summary_id] = unitizing.flagged_spans(text, tokens, threshold)
+    return spans
+
+
+def metric_rater_analysis(
+    *,
+    study_task: StudyTask,
+    metrics: Sequence[str],
+    thresholds: Sequence[Sequence[float] | None],
+    coefficient: str = "krippendorff",
+    level: str = "nominal",
+    weights: str = "identity",
+    dont_know_as_incorrect: bool = False,
+    seed: int = 0,
+) -> list[dict[str, object]]:
+    """Per metric: the coefficient among the humans, with the metric as one more rater, and the metric's
+    agreement with the human majority and with each annotator. Label tasks: the metric's score per summary
+    binned into the task's ordered labels by `thresholds` (one list for every metric, or one per metric;
+    None: tuned, see _tuned_threshold); span tasks: BERTScore's flagged tokens below the threshold against
+    the human spans on alpha_U's scale. Summaries without a score are counted (`n_missing`) and left out."""
+    if len(thresholds) not in (1, len(metrics)):
+        raise AnalysisError(f"give one list of thresholds for every metric, or one per metric ({len(metrics)})")
+    task = get_task(study_task.task)
+    dataset = study_task.study.dataset
+    summary_of = dict(StudyItem.objects.filter(study_task=study_task).values_list("pk", "summary_id"))
+    per_metric = thresholds if len(thresholds) == len(metrics) else [thresholds[0]] * len(metrics)
+    if task.spans:
+        if any(cuts is None for cuts in per_metric):
+            raise AnalysisError("on span tasks give BERTScore's similarity threshold; it is not tuned")
+        return _span_metric_raters(study_task, dataset, summary_of, metrics, per_metric)  # type: ignore[arg-type]
+    if coefficient == ALPHA_U:
+        raise AnalysisError(f"alpha_u compares character spans; task {task.key!r} has labels, not spans")
+    labels = ordered_labels(task)
+    _, fetched = task_labels(study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect)
+    labelled = fetched["unit"]
+    units_per_item: dict[int, int] = {}
+    for unit in labelled:
+        units_per_item[_item_of(unit)] = units_per_item.get(_item_of(unit), 0) + 1
+    if any(count > 1 for count in units_per_item.values()):
+        raise AnalysisError(
+            f"a metric scores whole summaries; task {task.key!r} judges several units per summary, so its "
+            "labels cannot be compared with one score per summary"
+        )
+    known = metric_names(dataset=dataset)
+    rows = []
+    for name, cuts in zip(metrics, per_metric, strict=True):
+        if name not in known:
+            raise AnalysisError(
+                f"no metric {name!r} in dataset {dataset.name!r} (metrics: {', '.join(known) or 'none'})"
+            )
+        scores = metric_values(dataset=dataset, name=name, summary_ids=set(summary_of.values()))
+        by_unit = {unit: scores.get(summary_of[_item_of(unit)]) for unit in labelled}
+        tuning = None
+        if cuts is None:
+            cuts, tuning = _tuned_threshold(labels, labelled, by_unit, summary_of, seed)
+        try:
+            binned, _ = agr.bin_scores(by_unit, list(cuts), labels)
+            numbered = _numbered(task, labelled, binned, coefficient, level, weights)
+            result = agr.metric_as_rater(
+                numbered[0], numbered[1], coefficient, metric=name, level=level, weights=weights, categories=numbered[2]
+            )
+        except ValueError as exc:
+            raise AnalysisError(f"metric {name!r}: {exc}") from exc
+        rows.append({"thresholds": list(cuts), "labels": labels, "tuning": tuning, **result.as_dict()})
+    return rows
+
+
+def _tuned_threshold(
+    labels: list[str],
+    labelled: Labelled,
+    scores: dict[Hashable, float | None],
+    summary_of: dict[int, int],
+    seed: int,
+) -> tuple[list[float], dict[str, object]]:
+    """The metric threshold of the balanced-accuracy protocol (metaeval.balanced_accuracy), with the human
+    majority label as the truth (the upper label faithful; ties have no label): tuned on the summaries whose
+    meta `split` is `val` when some summary has a split, else by seeded cross-validation."""
+    if len(labels) != 2:
+        raise AnalysisError(
+            f"a tuned threshold needs a task with two ordered labels; this one has {len(labels)}: give thresholds"
+        )
+    units = list(labelled)
+    majority = [agr.majority_label(labelled[unit].values()) for unit in units]
+    truth = [None if label is None else int(label == labels[1]) for label in majority]
+    split_values = _meta_values(Summary.objects.filter(pk__in=set(summary_of.values())), DEFAULT_SPLIT_KEY)
+    splits = [_group_name(split_values.get(summary_of[_item_of(unit)])) for unit in units] if split_values else None
+    try:
+        result = metaeval.balanced_accuracy(
+            truth, [scores[unit] for unit in units], splits=splits, bootstrap=0, seed=seed
+        )
+    except ValueError as exc:
+        raise AnalysisError(f"tuning the threshold: {exc}") from exc
+    if result.threshold is None:
+        raise AnalysisError(f"no threshold could be tuned: {result.reason}")
+    return [result.threshold], result.as_dict()
+
+
+def _numbered(
+    task: TaskDefinition,
+    labelled: Labelled,
+    binned: dict[Hashable, Any],
+    coefficient: str,
+    level: str,
+    weights: str,
+) -> tuple[dict[Hashable, dict[str, Any]], dict[Hashable, Any], list[Any] | None]:
+    """Labels (and the metric's binned labels) as the coefficient reads them: numbers for the numeric levels
+    and weights, labels otherwise."""
+    numeric = (coefficient == "krippendorff" and level != "nominal") or (
+        coefficient in ("gwet", "brennan_prediger") and weights != "identity"
+    )
+    if not numeric:
+        categories = [*task.values] if coefficient in ("gwet", "brennan_prediger") else None
+        if categories is not None:
+            seen = {label for labels in labelled.values() for label in labels.values()}
+            categories += sorted(seen - set(categories))
+        return labelled, binned, categories  # type: ignore[return-value]
+    as_number = {
+        unit: {name: task.numeric(label) for name, label in labels.items()} for unit, labels in labelled.items()
+    }
+    numbers = sorted({choice.numeric for choice in task.choices if choice.numeric is not None})
+    return as_number, {unit: task.numeric(label) for unit, label in binned.items()}, numbers  # type: ignore[return-value]
+
+
+def _span_metric_raters(
+    study_task: StudyTask,
+    dataset: Dataset,
+    summary_of: dict[int, int],
+    metrics: Sequence[str],
+    thresholds: Sequence[Sequence[float]],
+) -> list[dict[str, object]]:
+    summaries = {
+        item: (text, {name: [(s, e) for s, e, _ in spans] for name, spans in marked.items()})
+        for item, (text, marked) in typed_span_markings(study_task=study_task).items()
+    }
+    rows = []
+    for name, cuts in zip(metrics, thresholds, strict=True):
+        if name != "bertscore":
+            raise AnalysisError(
+                f"on span tasks the metric rater is BERTScore's flagged tokens (--metric-rater bertscore), not {name!r}"
+            )
+        if len(cuts) != 1 or not math.isfinite(cuts[0]):
+            raise AnalysisError("BERTScore's flagged tokens need one finite similarity threshold, e.g. 0.9")
+        flagged = bertscore_spans(dataset=dataset, summary_ids=set(summary_of.values()), threshold=cuts[0])
+        by_item = {item: flagged[summary_of[item]] for item in summaries if summary_of.get(item) in flagged}
+        try:
+            result = unitizing.metric_span_agreement(summaries, by_item, metric=name)  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise AnalysisError(f"metric {name!r}: {exc}") from exc
+        rows.append({"thresholds": list(cuts), "labels": ["flagged"], **result.as_dict()})
+    return rows
+
+
+# --- binary labels: ROC AUC and balanced accuracy --------------------------------------------------
+
+
+def _binary(value: object, summary_id: int, key: str) -> int | None:
+    if value is None:
+        return None
+    text = str(value).strip().lower() if not isinstance(value, bool) else str(value).lower()
+    if isinstance(value, int | float) and not isinstance(value, bool) and value in (0, 1):
+        text = str(int(value))
+    if text in FAITHFUL_VALUES:
+        return metaeval.FAITHFUL
+    if text in UNFAITHFUL_VALUES:
+        return metaeval.UNFAITHFUL
+    raise AnalysisError(
+        f"summary {summary_id}: meta {key!r} is {value!r}, not a binary label "
+        f"(faithful: 1, true, faithful, consistent, correct; unfaithful: 0, false, unfaithful, inconsistent, "
+        "incorrect)"
+    )
+
+
+def binary_labels_of(
+    *, dataset: Dataset, summary_ids: Sequence[int], label_key: str | None, human: str | None, threshold: float | None
+) -> list[int | None]:
+    """Per summary of the dataset (`summary_ids`) 1 (faithful), 0 (unfaithful) or None: from the meta
+    `label_key` (summary, else document), or from the human score `human`: faithful when it is at least
+    `threshold`."""
+    if label_key:
+        values = _meta_values(Summary.objects.filter(document__dataset=dataset), label_key)
+        if not values:
+            raise AnalysisError(
+                f"no summary (or its document) of dataset {dataset.name!r} has the meta key {label_key!r}"
+            )
+        return [_binary(values.get(i), i, label_key) for i in summary_ids]
+    if human is None or threshold is None:
+        raise AnalysisError("binary labels need a label key, or a human score and a threshold")
+    scores = human_values(dataset=dataset, name=human)
+    try:
+        return metaeval.binary_labels([scores.get(i) for i in summary_ids], threshold)
+    except ValueError as exc:
+        raise AnalysisError(str(exc)) from exc
+
+
+def binary_evaluation(
+    *,
+    dataset: Dataset,
+    protocol: str,
+    metrics: Sequence[str] | None = None,
+    label_key: str | None = None,
+    human: str | None = None,
+    human_threshold: float | None = None,
+    split_key: str = DEFAULT_SPLIT_KEY,
+    validation: str = "val",
+    test: str = "test",
+    folds: int = 5,
+    seed: int = 0,
+    bootstrap: int = 1000,
+    by: str | None = None,
+) -> list[dict[str, object]]:
+    """ROC AUC or balanced accuracy of each metric against a binary label per summary, overall and per group
+    (`by`). Balanced accuracy tunes the threshold on the summaries whose meta `split_key` is `validation`
+    and scores the `test` ones; when no summary has `split_key`, by seeded stratified cross-validation."""
+    if protocol not in BINARY_PROTOCOLS:
+        raise AnalysisError(f"binary labels support the protocols {', '.join(BINARY_PROTOCOLS)}")
+    summaries = Summary.objects.filter(document__dataset=dataset)
+    ids = list(summaries.order_by("pk").values_list("pk", flat=True))
+    labels = binary_labels_of(
+        dataset=dataset, summary_ids=ids, label_key=label_key, human=human, threshold=human_threshold
+    )
+    split_values = _meta_values(summaries, split_key) if protocol == metaeval.BALANCED_ACCURACY else {}
+    splits = [_group_name(split_values.get(i)) for i in ids] if split_values else None
+    groups = summary_groups(summaries, by) if by else {}
+    selections: list[tuple[str, list[int]]] = [(metaeval.OVERALL, list(range(len(ids))))]
+    for name in sorted(set(groups.values())):
+        selections.append((name, [index for index, i in enumerate(ids) if groups.get(i) == name]))
+    known = metric_names(dataset=dataset)
+    rows = []
+    for metric in metrics or known:
+        if metric not in known:
+            raise AnalysisError(
+                f"no metric {metric!r} in dataset {dataset.name!r} (metrics: {', '.join(known) or 'none'})"
+            )
+        values = metric_values(dataset=dataset, name=metric)
+        scores = [values.get(i) for i in ids]
+        for group, chosen in selections:
+            group_labels = [labels[k] for k in chosen]
+            group_scores = [scores[k] for k in chosen]
+            try:
+                if protocol == "roc_auc":
+                    result: Any = metaeval.binary_roc_auc(group_labels, group_scores, group)
+                else:
+                    result = metaeval.balanced_accuracy(
+                        group_labels,
+                        group_scores,
+                        splits=[splits[k] for k in chosen] if splits else None,
+                        validation=validation,
+                        test=test,
+                        folds=folds,
+                        seed=seed,
+                        bootstrap=bootstrap,
+                        group=group,
+                    )
+            except ValueError as exc:
+                if group == metaeval.OVERALL:
+                    raise AnalysisError(f"{exc}; split key {split_key!r}") from exc
+                # One group lacking a split leaves that group undefined, not the whole request.
+                result = metaeval.BalancedAccuracy(
+                    "split", None, None, 0, 0, len(chosen), group=group, reason=f"{exc}; split key {split_key!r}"
+                )
+            row = {"metric": metric, **result.as_dict()}
+            if protocol == metaeval.BALANCED_ACCURACY:
+                row["split_key"] = split_key if splits else None
+            rows.append(row)
+    return rows

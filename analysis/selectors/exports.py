@@ -1,0 +1,233 @@
+"""Rows for the judgement exports, streamed from the database."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from django.contrib.auth.models import AbstractUser
+
+from analysis.selectors.analysis import (
+    enhanced_studies,
+    human_names,
+    human_values,
+    metric_names,
+    metric_values,
+    study_enhanced_scores,
+)
+from corpus.models import Dataset, Summary
+from protocols.tasks import unit_statement
+from stats.enhanced import AGGREGATIONS
+from studies.models import Study
+from studies.selectors.studies import study_judgements_in_order
+
+# The judgement exports' columns with their types (annotations/exports.py COLUMN_TYPES); docs/EXPORTS.md says
+# what each one means.
+JUDGEMENT_COLUMN_TYPES: dict[str, str] = {
+    "study": "integer",
+    "task": "text",
+    "guidelines_version": "integer",
+    "annotator": "text",
+    "dataset": "text",
+    "document": "text",
+    "summary_id": "integer",
+    "system": "text",
+    "unit_index": "integer",
+    "statement": "text",
+    "unit_text": "text",
+    "span_start": "integer",
+    "span_end": "integer",
+    "label": "text",
+    "note": "text",
+    "data": "json",
+    "created_at": "text",
+    "updated_at": "text",
+    "seconds_spent_on_item": "number",
+    "comment": "text",
+    "explanation_metric": "text",
+    "explanation_model": "json",
+    "explanation_config": "json",
+}
+EXPORT_FIELDS = tuple(JUDGEMENT_COLUMN_TYPES)
+
+
+def study_judgement_rows(*, study: Study) -> Iterator[dict[str, Any]]:
+    """Every judgement of a study as flat rows, streamed from the database in chunks."""
+    rows = study_judgements_in_order(study=study).values_list(
+        "assignment__item__study_task__task",
+        "assignment__guidelines_version",
+        "assignment__annotator__username",
+        "assignment__item__summary__document__external_id",
+        "assignment__item__summary_id",
+        "assignment__item__summary__system",
+        "unit_index",
+        "unit_text",
+        "start",
+        "end",
+        "label",
+        "note",
+        "data",
+        "created_at",
+        "updated_at",
+        "assignment__time_spent",
+        "assignment__comment",
+        "assignment__item__explanation__metric",
+        "assignment__item__explanation__model_ids",
+        "assignment__item__explanation__config",
+    )
+    for (
+        task,
+        version,
+        annotator,
+        document,
+        summary_id,
+        system,
+        unit_index,
+        unit_text,
+        start,
+        end,
+        label,
+        note,
+        data,
+        created,
+        updated,
+        seconds,
+        comment,
+        metric,
+        model_ids,
+        config,
+    ) in rows.iterator(chunk_size=2000):
+        yield {
+            "study": study.pk,
+            "task": task,
+            "guidelines_version": version,
+            "annotator": annotator,
+            "dataset": study.dataset.name,
+            "document": document,
+            "summary_id": summary_id,
+            "system": system,
+            "unit_index": unit_index,
+            # Which statement the label answers (QGQA's two per question, FEQA's four per sentence).
+            "statement": unit_statement(task, unit_index),
+            "unit_text": unit_text,
+            "span_start": start,
+            "span_end": end,
+            "label": label,
+            # The QAGS protocol's per-sentence explanation and a BUMP edit with its diff live here.
+            "note": note,
+            "data": data or {},
+            "created_at": created.isoformat(),
+            "updated_at": updated.isoformat(),
+            "seconds_spent_on_item": round(seconds, 1),
+            "comment": comment,
+            "explanation_metric": metric or "",
+            "explanation_model": model_ids or {},
+            "explanation_config": config or {},
+        }
+
+
+# --- the per-summary table --------------------------------------------------------------------------
+
+# The per-summary table's fixed columns with their types; then one "number" column per human score, metric
+# and human-enhanced score (SCORE_COLUMN_PREFIXES).
+SUMMARY_COLUMN_TYPES: dict[str, str] = {
+    "dataset": "text",
+    "document": "text",
+    "summary_id": "integer",
+    "summary_key": "text",
+    "system": "text",
+    "is_reference": "boolean",
+    "summary_text": "text",
+}
+SUMMARY_FIELDS = tuple(SUMMARY_COLUMN_TYPES)
+SCORE_COLUMN_PREFIXES = ("human:", "metric:", "enhanced:")
+SUMMARY_CHUNK = 2000
+
+
+def _enhanced_columns(
+    dataset: Dataset, study: Study | None, user: AbstractUser | None
+) -> list[tuple[Study, str, str, str]]:
+    """(study, task, aggregation, column) for every human-enhanced score the table carries: the study's,
+    or those of every study of the dataset the user may read."""
+    columns = []
+    for candidate, tasks in enhanced_studies(dataset=dataset, user=user):
+        if study is not None and candidate.pk != study.pk:
+            continue
+        prefix = "enhanced" if study is not None else f"enhanced:study{candidate.pk}"
+        columns += [(candidate, task, agg, f"{prefix}:{task}:{agg}") for task in tasks for agg in AGGREGATIONS]
+    return columns
+
+
+def summary_table_fields(*, dataset: Dataset, user: AbstractUser | None, study: Study | None = None) -> list[str]:
+    return [
+        *SUMMARY_FIELDS,
+        *(f"human:{name}" for name in human_names(dataset=dataset)),
+        *(f"metric:{name}" for name in metric_names(dataset=dataset)),
+        *(column for *_, column in _enhanced_columns(dataset, study, user)),
+    ]
+
+
+def summary_table_rows(
+    *, dataset: Dataset, user: AbstractUser | None, study: Study | None = None
+) -> Iterator[dict[str, Any]]:
+    """One row per summary (of the study's items, or of the whole dataset): every metric score, imported
+    or computed, every human score and the human-enhanced scores of the studies the user may read (`None`:
+    the command line, every study). Read a chunk of summaries at a time, so memory stays flat however
+    large the dataset."""
+    humans = human_names(dataset=dataset)
+    metrics = metric_names(dataset=dataset)
+    enhanced = _enhanced_columns(dataset, study, user)
+    summaries = Summary.objects.filter(document__dataset=dataset)
+    if study is not None:
+        summaries = summaries.filter(study_items__study_task__study=study).distinct()
+    rows = summaries.order_by("document__external_id", "external_id").values_list(
+        "pk", "document__external_id", "external_id", "system", "is_reference", "text"
+    )
+    chunk: list[tuple[int, str, str, str, bool, str]] = []
+
+    def flush() -> Iterator[dict[str, Any]]:
+        ids = [row[0] for row in chunk]
+        columns: dict[str, dict[int, Any]] = {}
+        for name in humans:
+            columns[f"human:{name}"] = human_values(dataset=dataset, name=name, summary_ids=ids)
+        for name in metrics:
+            columns[f"metric:{name}"] = metric_values(dataset=dataset, name=name, summary_ids=ids)
+        by_study: dict[int, dict[tuple[str, str], dict[int, float | None]]] = {}
+        for source, task, aggregation, column in enhanced:
+            if source.pk not in by_study:
+                by_study[source.pk] = study_enhanced_scores(study=source, summary_ids=ids)
+            columns[column] = by_study[source.pk].get((task, aggregation), {})
+        for pk, document, external_id, system, is_reference, text in chunk:
+            row: dict[str, Any] = {
+                "dataset": dataset.name,
+                "document": document,
+                "summary_id": pk,
+                "summary_key": external_id,
+                "system": system,
+                "is_reference": is_reference,
+                "summary_text": text,
+            }
+            row.update({column: values.get(pk) for column, values in columns.items()})
+            yield row
+
+    for row in rows.iterator(chunk_size=SUMMARY_CHUNK):
+        chunk.append(row)
+        if len(chunk) >= SUMMARY_CHUNK:
+            yield from flush()
+            chunk = []
+    if chunk:
+        yield from flush()
+
+
+def export_column_types(fields: Sequence[str]) -> dict[str, str]:
+    """The type of every column of a judgement export or of the per-summary table (for Parquet)."""
+    known = {**JUDGEMENT_COLUMN_TYPES, **SUMMARY_COLUMN_TYPES}
+    types = {}
+    for field in fields:
+        if field in known:
+            types[field] = known[field]
+        elif field.startswith(SCORE_COLUMN_PREFIXES):
+            types[field] = "number"
+        else:
+            raise ValueError(f"no type known for the export column {field!r}")
+    return types

@@ -1,0 +1,339 @@
+"""Researcher pages for the analyses: datasets (correlations, meta-evaluation, highlighter, agreement of
+imported labels), studies (agreement, disagreements, human-enhanced metrics), one item's labels, and
+the per-summary and judgement downloads. Plots are inline SVG drawn from stats.plots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from analysis.selectors import analysis as selectors
+from analysis.selectors import analysis_groups
+from analysis.views.downloads import judgements_download, summaries_download
+from common.exports import EXPORT_FORMATS
+from common.validation import InputError, finite_number
+from common.views import researcher_required
+from corpus.models import Dataset
+from protocols.tasks import get_task
+from stats import plots
+from stats.agreement import LEVELS as AGREEMENT_LEVELS
+from stats.correlation import LEVELS, METHODS
+from stats.enhanced import AGGREGATIONS
+from stats.metaeval import BALANCED_ACCURACY
+from stats.spans import THRESHOLDS
+from studies.models import Study, StudyItem, StudyTask
+from studies.selectors.access import studies_for_user, studies_readable
+from studies.views.imports import datasets_page
+
+# The page draws its intervals from fewer resamples than the command's default, to answer quickly.
+PAGE_BOOTSTRAP = 200
+
+
+def _visible_study(request: HttpRequest, study_id: int) -> Study:
+    return get_object_or_404(studies_for_user(user=request.user), pk=study_id)
+
+
+def _choice(request: HttpRequest, key: str, allowed: list[str] | tuple[str, ...], default: str | None) -> str | None:
+    value = request.GET.get(key)
+    return value if value in allowed else default
+
+
+def _agreement_form(request: HttpRequest, metrics: list[str]) -> dict[str, Any]:
+    """The agreement section's choices: a coefficient (per group with `by`), metrics as raters."""
+    return {
+        "coefficient": _choice(request, "coefficient", analysis_groups.AGREEMENT_COEFFICIENTS, None),
+        "level": _choice(request, "level", AGREEMENT_LEVELS, "nominal"),
+        "weights": _choice(request, "weights", analysis_groups.WEIGHTS, "identity"),
+        "by": request.GET.get("by", "").strip(),
+        "typed": request.GET.get("typed") == "1",
+        "interval": request.GET.get("interval") == "1",
+        "metric_rater": _choice(request, "metric_rater", metrics, None),
+        "thresholds": request.GET.get("thresholds", "").strip(),
+        "coefficients": analysis_groups.AGREEMENT_COEFFICIENTS,
+        "levels": AGREEMENT_LEVELS,
+        "weight_choices": analysis_groups.WEIGHTS,
+        "metrics": metrics,
+    }
+
+
+@dataclass
+class AgreementPanel:
+    """One task's card: its overview (whose fields it answers for) and the analysis the form asked for, or
+    why it could not be computed."""
+
+    overview: selectors.AgreementOverview
+    analysis: dict[str, Any] | None = None
+    analysis_error: str = ""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.overview, name)
+
+
+def _agreement_rows(
+    overviews: list[selectors.AgreementOverview], form: dict[str, Any], dont_know: bool
+) -> tuple[list[AgreementPanel], bool]:
+    """Each task's overview with the analysis the form asks for (or the reason it cannot be computed), and
+    whether any request failed (the page then answers 400)."""
+    asked = form["coefficient"] or form["by"] or form["metric_rater"] or form["interval"]
+    rows, failed = [], False
+    for overview in overviews:
+        row = AgreementPanel(overview)
+        task = overview.study_task
+        coefficient = form["coefficient"] or "fleiss"
+        if asked and not (coefficient == analysis_groups.ALPHA_U and not overview.definition.spans):
+            try:
+                analysis = analysis_groups.agreement_analysis(
+                    study_task=task,
+                    coefficient=coefficient,
+                    level=form["level"],
+                    weights=form["weights"],
+                    by=form["by"] or None,
+                    typed=form["typed"],
+                    dont_know_as_incorrect=dont_know,
+                    bootstrap=PAGE_BOOTSTRAP if form["interval"] else 0,
+                )
+                if form["metric_rater"]:
+                    thresholds = analysis_groups.threshold_list(form["thresholds"], field="thresholds")
+                    analysis["metric_raters"] = analysis_groups.metric_rater_analysis(
+                        study_task=task,
+                        metrics=[form["metric_rater"]],
+                        thresholds=[thresholds],
+                        coefficient=coefficient,
+                        level=form["level"],
+                        weights=form["weights"],
+                        dont_know_as_incorrect=dont_know,
+                    )
+                row.analysis = analysis
+            except (selectors.AnalysisError, InputError) as exc:
+                row.analysis_error, failed = str(exc), True
+        rows.append(row)
+    return rows, failed
+
+
+def _binary_form(request: HttpRequest, humans: list[str]) -> dict[str, Any]:
+    return {
+        "label_key": request.GET.get("label_key", "").strip(),
+        "human": _choice(request, "binary_human", humans, None),
+        "threshold": request.GET.get("human_threshold", "").strip(),
+        "split_key": request.GET.get("split_key", "").strip() or analysis_groups.DEFAULT_SPLIT_KEY,
+        "by": request.GET.get("binary_by", "").strip(),
+    }
+
+
+def _binary_rows(dataset: Dataset, form: dict[str, Any]) -> list[dict[str, Any]]:
+    """Balanced accuracy and ROC AUC of every metric on the binary labels the form names."""
+    label_key, human, threshold = form["label_key"] or None, None, None
+    if label_key is None:
+        if not form["human"] or not form["threshold"]:
+            raise selectors.AnalysisError("binary labels need a label key, or a human score and a threshold")
+        human, threshold = form["human"], finite_number(form["threshold"], field="human threshold")
+    common: dict[str, Any] = {
+        "dataset": dataset,
+        "label_key": label_key,
+        "human": human,
+        "human_threshold": threshold,
+        "by": form["by"] or None,
+    }
+    accuracy = analysis_groups.binary_evaluation(
+        protocol=BALANCED_ACCURACY, split_key=form["split_key"], bootstrap=PAGE_BOOTSTRAP, **common
+    )
+    auc = analysis_groups.binary_evaluation(protocol="roc_auc", **common)
+    return [{**row, "auc": other} for row, other in zip(accuracy, auc, strict=True)]
+
+
+@researcher_required
+@require_GET
+def datasets(request: HttpRequest) -> HttpResponse:
+    # The page also holds the upload form and the researcher's import jobs (annotations/views/imports.py).
+    return datasets_page(request)
+
+
+@researcher_required
+@require_GET
+def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    humans = selectors.human_names(dataset=dataset)
+    metrics = selectors.metric_names(dataset=dataset)
+    human = _choice(request, "human", humans, humans[0] if humans else None)
+    metric = _choice(request, "metric", metrics, metrics[0] if metrics else None)
+    method = _choice(request, "method", METHODS, "pearson") or "pearson"
+    level = _choice(request, "level", LEVELS, "summary") or "summary"
+    partial = request.GET.get("partial") == "system" and level == "summary"
+    context: dict[str, Any] = {
+        "dataset": dataset,
+        "humans": humans,
+        "metrics": metrics,
+        "human": human,
+        "metric": metric,
+        "method": method,
+        "methods": METHODS,
+        "level": level,
+        "levels": LEVELS,
+        "partial": partial,
+        "bootstrap": PAGE_BOOTSTRAP,
+        "export_formats": sorted(EXPORT_FORMATS),
+        "errors": [],
+    }
+    if human and metrics:
+        context["correlations"] = selectors.dataset_correlations(
+            dataset=dataset,
+            human=human,
+            metrics=metrics,
+            methods=[method],
+            level=level,
+            partial_by="system" if partial else None,
+            bootstrap=PAGE_BOOTSTRAP,
+        )
+        context["correlations"].sort(key=lambda row: -abs(row["r"]) if row["r"] is not None else 1.0)
+    if human and metric:
+        pairs = selectors.score_pairs(dataset=dataset, metric=metric, human=human)
+        context["scatter"] = plots.scatter(pairs.metric, pairs.human, pairs.titles, x_label=metric, y_label=human)
+        context["histogram"] = plots.histogram(
+            [m - h for m, h in zip(pairs.metric, pairs.human, strict=True)], x_label=f"{metric} - {human}"
+        )
+        context["over"] = sum(m > h for m, h in zip(pairs.metric, pairs.human, strict=True))
+        context["n_pairs"] = len(pairs.metric)
+    if selectors.dataset_pairs(dataset=dataset):
+        context["metaeval"] = _metaeval_rows(dataset)
+    try:
+        highlighter = selectors.dataset_highlighter(dataset=dataset, user=request.user)
+    except selectors.AnalysisError as exc:
+        context["highlighter_missing"] = str(exc)
+    else:
+        context["highlighter"] = highlighter
+        context["threshold_chart"] = plots.lines(
+            list(THRESHOLDS),
+            [(name, [row[name] for row in highlighter]) for name in ("precision", "recall", "f1", "accuracy")],
+            x_label="threshold",
+            y_label="score",
+        )
+    status = 200
+    binary = _binary_form(request, humans)
+    context["binary_form"] = binary
+    if binary["label_key"] or binary["human"]:
+        try:
+            context["binary"] = _binary_rows(dataset, binary)
+        except (selectors.AnalysisError, InputError) as exc:
+            context["binary_error"], status = str(exc), 400
+    dont_know = request.GET.get("dont_know") == "incorrect"
+    imported = StudyTask.objects.filter(study__dataset=dataset, study__kind=Study.Kind.IMPORTED).select_related(
+        "study__dataset"
+    )
+    form = _agreement_form(request, metrics)
+    context["agreements"], failed = _agreement_rows(
+        [
+            selectors.agreement_overview(study_task=study_task, dont_know_as_incorrect=dont_know)
+            for study_task in imported
+        ],
+        form,
+        dont_know,
+    )
+    context["agreement_form"] = form
+    context["dont_know_as_incorrect"] = dont_know
+    context["has_imported"] = bool(context["agreements"])
+    return render(request, "annotations/analysis/dataset.html", context, status=400 if failed else status)
+
+
+def _metaeval_rows(dataset: Dataset) -> list[dict[str, Any]]:
+    consistency = selectors.dataset_meta_evaluation(dataset=dataset, protocol="consistency")
+    auc = {row["metric"]: row for row in selectors.dataset_meta_evaluation(dataset=dataset, protocol="roc_auc")}
+    rows = [{"metric": row["metric"], "consistency": row, "roc_auc": auc[row["metric"]]} for row in consistency]
+    return sorted(rows, key=lambda row: -(row["roc_auc"]["value"] or 0.0))
+
+
+@researcher_required
+@require_GET
+def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = _visible_study(request, study_id)
+    dont_know = request.GET.get("dont_know") == "incorrect"
+    humans = selectors.human_names(dataset=study.dataset)
+    human = _choice(request, "human", humans, humans[0] if humans else None)
+    context: dict[str, Any] = {
+        "study": study,
+        "humans": humans,
+        "human": human,
+        "dont_know_as_incorrect": dont_know,
+        "export_formats": sorted(EXPORT_FORMATS),
+        "bootstrap": PAGE_BOOTSTRAP,
+    }
+    form = _agreement_form(request, selectors.metric_names(dataset=study.dataset))
+    context["agreements"], failed = _agreement_rows(
+        [
+            selectors.agreement_overview(study_task=task, dont_know_as_incorrect=dont_know)
+            for task in study.tasks.select_related("study__dataset")
+        ],
+        form,
+        dont_know,
+    )
+    context["agreement_form"] = form
+    if human:
+        table = selectors.study_enhanced_table(study=study, human=human, bootstrap=PAGE_BOOTSTRAP)
+        context["enhanced"] = table
+        if table:
+            scores = selectors.study_enhanced_scores(study=study)
+            gold = selectors.human_values(dataset=study.dataset, name=human)
+            charts = []
+            for task, aggregation in sorted(scores):
+                if aggregation != AGGREGATIONS[1]:
+                    continue
+                ids = sorted(i for i, v in scores[(task, aggregation)].items() if v is not None and i in gold)
+                charts.append(
+                    plots.scatter(
+                        [scores[(task, aggregation)][i] for i in ids],
+                        [gold[i] for i in ids],
+                        [f"summary {i}" for i in ids],
+                        x_label=f"{task} enhanced ({aggregation} vote)",
+                        y_label=human,
+                    )
+                )
+            context["enhanced_charts"] = charts
+    return render(request, "annotations/analysis/study.html", context, status=400 if failed else 200)
+
+
+@researcher_required
+@require_GET
+def analysis_item(request: HttpRequest, item_id: int) -> HttpResponse:
+    """One item: the summary, its document and every annotator's label of every unit."""
+    item = get_object_or_404(
+        StudyItem.objects.select_related("study_task__study__dataset", "summary__document", "explanation"), pk=item_id
+    )
+    study = item.study_task.study
+    if not studies_readable(user=request.user).filter(pk=study.pk).exists():
+        raise Http404("No such item.")
+    task = get_task(item.study_task.task)
+    labelled = selectors.item_labels(item=item)
+    annotators = sorted({name for labels in labelled.values() for name in labels})
+    rows = [
+        {"unit": unit, "labels": [labels.get(name, "") for name in annotators]} for unit, labels in labelled.items()
+    ]
+    return render(
+        request,
+        "annotations/analysis/item.html",
+        {"item": item, "study": study, "task": task, "annotators": annotators, "rows": rows},
+    )
+
+
+@researcher_required
+@require_GET
+def dataset_summaries_export(request: HttpRequest, dataset_id: int, format_name: str) -> HttpResponse:
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    return summaries_download(dataset=dataset, study=None, user=request.user, format_name=format_name)
+
+
+@researcher_required
+@require_GET
+def study_summaries_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
+    study = _visible_study(request, study_id)
+    return summaries_download(dataset=study.dataset, study=study, user=request.user, format_name=format_name)
+
+
+@researcher_required
+@require_GET
+def dataset_judgements_export(request: HttpRequest, dataset_id: int, format_name: str) -> HttpResponse:
+    """The dataset's imported judgements (crowd labels), in the same layout as a study's."""
+    study = get_object_or_404(Study.objects.select_related("dataset"), dataset_id=dataset_id, kind=Study.Kind.IMPORTED)
+    return judgements_download(study=study, format_name=format_name, filename=f"dataset-{dataset_id}-judgements")

@@ -1,0 +1,61 @@
+"""A study's page (progress, agreement per task, settings) and its judgements download."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from analysis.selectors import analysis as analysis_selectors
+from analysis.views.downloads import judgements_download
+from common.exports import EXPORT_FORMATS
+from common.views import researcher_required
+from protocols.tasks import get_task
+from studies.forms import AnnotatorsAddForm, StudySettingsForm
+from studies.selectors import studies as selectors
+from studies.views.studies import visible_study
+
+
+@researcher_required
+@require_GET
+def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = visible_study(request, study_id)
+    dont_know_as_incorrect = request.GET.get("dont_know") == "incorrect"
+    task_progress = selectors.study_task_progress(study=study)
+    tasks = [
+        {
+            "task": study_task,
+            "definition": get_task(study_task.task),
+            "progress": task_progress.get(study_task.pk),
+            "agreement": analysis_selectors.study_agreement(
+                study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect
+            ),
+        }
+        for study_task in study.tasks.all()
+    ]
+    progress = selectors.study_progress(study=study)
+    return render(
+        request,
+        "annotations/study_detail.html",
+        {
+            "study": study,
+            "tasks": tasks,
+            "progress": progress,
+            "dont_know_as_incorrect": dont_know_as_incorrect,
+            "export_formats": sorted(EXPORT_FORMATS),
+            "settings_form": StudySettingsForm(
+                initial={
+                    "annotators_per_item": study.annotators_per_item,
+                    "reclaim_after_hours": study.reclaim_after_hours,
+                }
+            ),
+            "add_form": AnnotatorsAddForm(exclude=[row.user_id for row in progress if row.member]),
+        },
+    )
+
+
+@researcher_required
+@require_GET
+def study_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
+    study = visible_study(request, study_id)
+    return judgements_download(study=study, format_name=format_name, filename=f"study-{study.pk}-judgements")

@@ -1,0 +1,455 @@
+"""Analyses (agreement, correlations, meta-evaluation, the BERTScore highlighter) and the downloads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from analysis.selectors import analysis as selectors
+from analysis.selectors import analysis_groups
+from analysis.views.downloads import judgements_download, summaries_download
+from api.common import RESEARCHERS, dataset_or_404, visible_study
+from api.fields import FiniteFloatField
+from common.exports import EXPORT_FORMATS
+from stats.agreement import LEVELS
+from stats.correlation import LEVELS as CORRELATION_LEVELS
+from stats.correlation import METHODS
+from stats.metaeval import BALANCED_ACCURACY, PROTOCOLS
+from studies.models import Study, StudyTask
+
+# Resamples for a confidence interval: the command's default; more would let one request hold a worker.
+MAX_BOOTSTRAP = 1000
+
+
+class CommaList(serializers.ListField):
+    """A query parameter given as "a,b" or repeated (?metrics=a&metrics=b)."""
+
+    def get_value(self, dictionary: Any) -> Any:
+        if self.field_name not in dictionary:
+            return serializers.empty
+        values = dictionary.getlist(self.field_name)
+        return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    """Checked query parameters; a malformed one answers 400 with its name as the key."""
+    query = serializer_class(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return dict(query.validated_data)
+
+
+def _unknown(parameter: str, values: list[str], known: list[str]) -> Response | None:
+    missing = [value for value in values if value not in known]
+    if not missing:
+        return None
+    return Response({parameter: [f"Unknown: {', '.join(missing)}. Known: {', '.join(known) or 'none'}."]}, status=400)
+
+
+def _analysis_error(exc: selectors.AnalysisError) -> Response:
+    return Response({"detail": str(exc)}, status=400)
+
+
+class AgreementTableItem(serializers.Serializer):
+    item_id = serializers.IntegerField()
+    unit = serializers.IntegerField(allow_null=True)
+    labels = serializers.DictField(source="agreement.labels")
+    majority = serializers.JSONField(source="agreement.majority")
+    agreement = serializers.FloatField(source="agreement.agreement")
+    spread = serializers.FloatField(source="agreement.spread", allow_null=True)
+
+
+class AgreementAnnotator(serializers.Serializer):
+    annotator = serializers.CharField()
+    n_judgements = serializers.IntegerField()
+    n_compared = serializers.IntegerField()
+    agreement_with_majority = serializers.FloatField(allow_null=True)
+
+
+class AgreementOutput(serializers.Serializer):
+    study = serializers.IntegerField(source="study_task.study_id")
+    study_task = serializers.IntegerField(source="study_task.pk")
+    task = serializers.CharField(source="study_task.task")
+    results = serializers.ListField(
+        child=serializers.DictField(), help_text="every coefficient that applies: fleiss, krippendorff, percent"
+    )
+    n_items = serializers.IntegerField(source="tables.n_items")
+    items = AgreementTableItem(many=True, source="tables.items", help_text="the most disagreed units")
+    annotators = AgreementAnnotator(many=True, source="tables.annotators")
+    analysis = serializers.JSONField(
+        allow_null=True,
+        help_text="with `coefficient`: that coefficient overall (with `interval` when bootstrap > 0) or, with `by`, "
+        "`groups` [{group, value, n_items, n_dropped, reason}], `mean`, `n_groups`, `n_undefined`; with "
+        "`metric_rater`: `metric_raters`, each metric's agreement beside the humans'",
+    )
+
+
+class AgreementQuery(serializers.Serializer):
+    dont_know_as_incorrect = serializers.BooleanField(default=False, help_text="thesis footnote 4")
+    limit = serializers.IntegerField(default=50, min_value=0, max_value=1000, help_text="most disagreed units")
+    task = serializers.CharField(required=False, help_text="only this task")
+    coefficient = serializers.ChoiceField(
+        choices=analysis_groups.AGREEMENT_COEFFICIENTS, required=False, help_text="compute `analysis` with it"
+    )
+    level = serializers.ChoiceField(choices=LEVELS, default="nominal", help_text="Krippendorff's level")
+    weights = serializers.ChoiceField(choices=analysis_groups.WEIGHTS, default="identity", help_text="Gwet, B-P")
+    by = serializers.CharField(required=False, help_text="'system' or 'meta.KEY': the coefficient per group")
+    typed = serializers.BooleanField(default=False, help_text="alpha_u: the span type counts")
+    span_unit = serializers.ChoiceField(choices=selectors.SPAN_UNITS, default="word")
+    bootstrap = serializers.IntegerField(default=0, min_value=0, max_value=MAX_BOOTSTRAP)
+    seed = serializers.IntegerField(default=0, min_value=0, max_value=2**32 - 1)
+    metric_rater = CommaList(child=serializers.CharField(), required=False, help_text="metrics as raters")
+    thresholds = CommaList(
+        child=FiniteFloatField(), required=False, help_text="increasing cut points binning the metric into the labels"
+    )
+    tuned_thresholds = serializers.BooleanField(
+        default=False, help_text="instead of thresholds: the balanced-accuracy threshold against the human majority"
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = bool(attrs.get("thresholds")) or attrs["tuned_thresholds"]
+        if bool(attrs.get("metric_rater")) != given:
+            raise serializers.ValidationError(
+                {"thresholds": ["metric_rater goes with thresholds (or tuned_thresholds)."]}
+            )
+        return attrs
+
+
+def _agreement_analysis(study_task: StudyTask, query: dict[str, Any]) -> dict[str, object] | None:
+    if not (query.get("coefficient") or query.get("by") or query.get("metric_rater") or query["bootstrap"]):
+        return None
+    coefficient = query.get("coefficient") or "fleiss"
+    data = analysis_groups.agreement_analysis(
+        study_task=study_task,
+        coefficient=coefficient,
+        level=query["level"],
+        weights=query["weights"],
+        by=query.get("by"),
+        typed=query["typed"],
+        dont_know_as_incorrect=query["dont_know_as_incorrect"],
+        span_unit=query["span_unit"],
+        bootstrap=query["bootstrap"],
+        seed=query["seed"],
+    )
+    if query.get("metric_rater"):
+        data["metric_raters"] = analysis_groups.metric_rater_analysis(
+            study_task=study_task,
+            metrics=query["metric_rater"],
+            thresholds=[None if query["tuned_thresholds"] else query["thresholds"]],
+            coefficient=coefficient,
+            level=query["level"],
+            weights=query["weights"],
+            dont_know_as_incorrect=query["dont_know_as_incorrect"],
+            seed=query["seed"],
+        )
+    return data
+
+
+def _agreements(tasks: Any, query: dict[str, Any]) -> list[dict[str, Any]]:
+    if query.get("task"):
+        tasks = tasks.filter(task=query["task"])
+    return [
+        {
+            **vars(
+                selectors.agreement_overview(
+                    study_task=study_task, dont_know_as_incorrect=query["dont_know_as_incorrect"], limit=query["limit"]
+                )
+            ),
+            "analysis": _agreement_analysis(study_task, query),
+        }
+        for study_task in tasks.select_related("study__dataset")
+    ]
+
+
+class StudyAgreementApi(APIView):
+    """Agreement of each task of the study: Fleiss' kappa, Krippendorff's alpha, percent agreement."""
+
+    permission_classes = RESEARCHERS
+
+    @extend_schema(parameters=[AgreementQuery], responses=AgreementOutput(many=True))
+    def get(self, request: Request, study_id: int) -> Response:
+        study = visible_study(request, study_id)
+        query = _query(AgreementQuery, request)
+        try:
+            return Response(AgreementOutput(_agreements(study.tasks, query), many=True).data)
+        except selectors.AnalysisError as exc:
+            return _analysis_error(exc)
+
+
+class DatasetAgreementApi(APIView):
+    """Agreement of the dataset's imported crowd labels, per task."""
+
+    permission_classes = RESEARCHERS
+
+    @extend_schema(parameters=[AgreementQuery], responses=AgreementOutput(many=True))
+    def get(self, request: Request, dataset_id: int) -> Response:
+        dataset = dataset_or_404(dataset_id)
+        query = _query(AgreementQuery, request)
+        imported = StudyTask.objects.filter(study__dataset=dataset, study__kind=Study.Kind.IMPORTED)
+        try:
+            return Response(AgreementOutput(_agreements(imported, query), many=True).data)
+        except selectors.AnalysisError as exc:
+            return _analysis_error(exc)
+
+
+class CorrelationQuery(serializers.Serializer):
+    human = serializers.CharField(help_text="human score name; default: the dataset's first", required=False)
+    metrics = CommaList(child=serializers.CharField(), required=False, help_text="default: every metric")
+    method = CommaList(child=serializers.ChoiceField(choices=METHODS), required=False, help_text="default: pearson")
+    level = serializers.ChoiceField(choices=CORRELATION_LEVELS, default="summary")
+    partial_by = serializers.ChoiceField(choices=["system"], required=False, help_text="partial out the system")
+    bootstrap = serializers.IntegerField(default=200, min_value=0, max_value=MAX_BOOTSTRAP)
+    seed = serializers.IntegerField(default=0, min_value=0, max_value=2**32 - 1)
+
+
+class CorrelationOutput(serializers.Serializer):
+    metric = serializers.CharField()
+    human = serializers.CharField()
+    method = serializers.CharField()
+    level = serializers.CharField()
+    partial_by = serializers.CharField(allow_null=True)
+    r = serializers.FloatField(allow_null=True)
+    p = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+    n_missing = serializers.IntegerField()
+    ci_low = serializers.FloatField(allow_null=True)
+    ci_high = serializers.FloatField(allow_null=True)
+    n_bootstrap = serializers.IntegerField()
+    excluded = serializers.DictField(
+        child=serializers.IntegerField(), required=False, help_text="document level: documents left out, by reason"
+    )
+    reason = serializers.CharField(help_text="why r is undefined, if it is")
+
+
+class DatasetCorrelationsApi(APIView):
+    """Correlation of each metric with a human score (summary or system level, bootstrap interval)."""
+
+    permission_classes = RESEARCHERS
+
+    @extend_schema(parameters=[CorrelationQuery], responses=CorrelationOutput(many=True))
+    def get(self, request: Request, dataset_id: int) -> Response:
+        dataset = dataset_or_404(dataset_id)
+        query = _query(CorrelationQuery, request)
+        humans = selectors.human_names(dataset=dataset)
+        human = query.get("human") or (humans[0] if humans else None)
+        if human is None:
+            return Response({"human": [f"Dataset {dataset.name!r} has no human scores."]}, status=400)
+        metrics = query.get("metrics") or selectors.metric_names(dataset=dataset)
+        refused = _unknown("human", [human], humans) or _unknown(
+            "metrics", metrics, selectors.metric_names(dataset=dataset)
+        )
+        if refused:
+            return refused
+        try:
+            rows = selectors.dataset_correlations(
+                dataset=dataset,
+                human=human,
+                metrics=metrics,
+                methods=query.get("method") or ["pearson"],
+                level=query["level"],
+                partial_by=query.get("partial_by"),
+                bootstrap=query["bootstrap"],
+                seed=query["seed"],
+            )
+        except selectors.AnalysisError as exc:
+            return _analysis_error(exc)
+        return Response(CorrelationOutput(rows, many=True).data)
+
+
+class MetaEvaluationQuery(serializers.Serializer):
+    protocol = serializers.ChoiceField(choices=PROTOCOLS, default="roc_auc")
+    metrics = CommaList(child=serializers.CharField(), required=False, help_text="default: every metric")
+    by_error_type = serializers.BooleanField(default=False)
+    label_key = serializers.CharField(required=False, help_text="binary labels: the meta key of each summary's label")
+    human = serializers.CharField(required=False, help_text="binary labels: a human score, with human_threshold")
+    human_threshold = FiniteFloatField(required=False, help_text="faithful when the human score is at least this")
+    split_key = serializers.CharField(default=analysis_groups.DEFAULT_SPLIT_KEY)
+    validation_split = serializers.CharField(default="val")
+    test_split = serializers.CharField(default="test")
+    folds = serializers.IntegerField(default=5, min_value=2, max_value=20, help_text="without a split")
+    seed = serializers.IntegerField(default=0, min_value=0, max_value=2**32 - 1)
+    bootstrap = serializers.IntegerField(default=200, min_value=0, max_value=MAX_BOOTSTRAP)
+    by = serializers.CharField(required=False, help_text="binary labels: 'system' or 'meta.KEY'")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("human" in attrs) != ("human_threshold" in attrs):
+            raise serializers.ValidationError({"human_threshold": ["human and human_threshold go together."]})
+        binary = attrs["protocol"] == BALANCED_ACCURACY or "label_key" in attrs or "human" in attrs
+        if binary and "label_key" not in attrs and "human" not in attrs:
+            raise serializers.ValidationError(
+                {"label_key": [f"{attrs['protocol']} needs a binary label: label_key, or human and human_threshold."]}
+            )
+        attrs["binary"] = binary
+        return attrs
+
+
+class MetaEvaluationOutput(serializers.Serializer):
+    metric = serializers.CharField()
+    protocol = serializers.CharField()
+    group = serializers.CharField(help_text="'overall', or the error type")
+    value = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+    n_missing = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
+class BalancedAccuracyOutput(serializers.Serializer):
+    metric = serializers.CharField()
+    protocol = serializers.CharField()
+    tuning = serializers.CharField(help_text="'split' (validation -> test) or 'cross_validation'")
+    group = serializers.CharField(help_text="'overall', or the group")
+    value = serializers.FloatField(allow_null=True, help_text="balanced accuracy, percent")
+    threshold = serializers.FloatField(allow_null=True)
+    true_positive_rate = serializers.FloatField(allow_null=True)
+    true_negative_rate = serializers.FloatField(allow_null=True)
+    roc_auc = serializers.FloatField(allow_null=True)
+    n_tune = serializers.IntegerField()
+    n_test = serializers.IntegerField()
+    n_missing = serializers.IntegerField()
+    n_other = serializers.IntegerField()
+    split_key = serializers.CharField(allow_null=True)
+    splits = serializers.DictField(child=serializers.CharField())
+    folds = serializers.IntegerField(allow_null=True)
+    seed = serializers.IntegerField(allow_null=True)
+    fold_thresholds = serializers.ListField(child=serializers.FloatField())
+    ci_low = serializers.FloatField(allow_null=True)
+    ci_high = serializers.FloatField(allow_null=True)
+    n_bootstrap = serializers.IntegerField()
+    n_bootstrap_undefined = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
+class DatasetMetaEvaluationApi(APIView):
+    """How well each metric separates faithful from unfaithful summaries: on pairs of the same document, or
+    on a binary label per summary (ROC AUC; balanced accuracy with a tuned threshold)."""
+
+    permission_classes = RESEARCHERS
+
+    @extend_schema(parameters=[MetaEvaluationQuery], responses=MetaEvaluationOutput(many=True))
+    def get(self, request: Request, dataset_id: int) -> Response:
+        dataset = dataset_or_404(dataset_id)
+        query = _query(MetaEvaluationQuery, request)
+        metrics = query.get("metrics") or None
+        refused = metrics and _unknown("metrics", metrics, selectors.metric_names(dataset=dataset))
+        if refused:
+            return refused
+        try:
+            if query["binary"]:
+                rows = analysis_groups.binary_evaluation(
+                    dataset=dataset,
+                    protocol=query["protocol"],
+                    metrics=metrics,
+                    label_key=query.get("label_key"),
+                    human=query.get("human"),
+                    human_threshold=query.get("human_threshold"),
+                    split_key=query["split_key"],
+                    validation=query["validation_split"],
+                    test=query["test_split"],
+                    folds=query["folds"],
+                    seed=query["seed"],
+                    bootstrap=query["bootstrap"],
+                    by=query.get("by"),
+                )
+            else:
+                rows = selectors.dataset_meta_evaluation(
+                    dataset=dataset, protocol=query["protocol"], metrics=metrics, by_error_type=query["by_error_type"]
+                )
+        except selectors.AnalysisError as exc:
+            return _analysis_error(exc)
+        output = BalancedAccuracyOutput if query["protocol"] == BALANCED_ACCURACY else MetaEvaluationOutput
+        return Response(output(rows, many=True).data)
+
+
+class HighlighterOutput(serializers.Serializer):
+    threshold = serializers.FloatField()
+    precision = serializers.FloatField(allow_null=True)
+    recall = serializers.FloatField(allow_null=True)
+    f1 = serializers.FloatField(allow_null=True)
+    accuracy = serializers.FloatField(allow_null=True)
+    tp = serializers.IntegerField()
+    fp = serializers.IntegerField()
+    fn = serializers.IntegerField()
+    tn = serializers.IntegerField()
+
+
+class DatasetHighlighterApi(APIView):
+    """BERTScore as a hallucination highlighter: precision, recall, F1 and accuracy per threshold."""
+
+    permission_classes = RESEARCHERS
+
+    @extend_schema(responses=HighlighterOutput(many=True))
+    def get(self, request: Request, dataset_id: int) -> Response:
+        dataset = dataset_or_404(dataset_id)
+        try:
+            return Response(
+                HighlighterOutput(selectors.dataset_highlighter(dataset=dataset, user=request.user), many=True).data
+            )
+        except selectors.AnalysisError as exc:
+            return _analysis_error(exc)
+
+
+FORMAT_PARAMETER = OpenApiParameter(
+    "format_name",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    enum=sorted(EXPORT_FORMATS),
+    description="csv, jsonl or parquet",
+)
+DOWNLOAD = extend_schema(
+    parameters=[FORMAT_PARAMETER],
+    responses={
+        (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="streamed CSV with a header row"),
+        (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="streamed JSON lines"),
+        (400, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="unknown format"),
+    },
+)
+
+
+class DatasetSummariesExportApi(APIView):
+    """Every summary of the dataset with every human, metric and human-enhanced score (the web download)."""
+
+    permission_classes = RESEARCHERS
+
+    @DOWNLOAD
+    def get(self, request: Request, dataset_id: int, format_name: str) -> HttpResponse:
+        return summaries_download(
+            dataset=dataset_or_404(dataset_id), study=None, user=request.user, format_name=format_name
+        )
+
+
+class DatasetJudgementsExportApi(APIView):
+    """The dataset's imported judgements (crowd labels), in the layout of a study's."""
+
+    permission_classes = RESEARCHERS
+
+    @DOWNLOAD
+    def get(self, request: Request, dataset_id: int, format_name: str) -> HttpResponse:
+        study = get_object_or_404(
+            Study.objects.select_related("dataset"), dataset_id=dataset_id, kind=Study.Kind.IMPORTED
+        )
+        return judgements_download(study=study, format_name=format_name, filename=f"dataset-{dataset_id}-judgements")
+
+
+class StudySummariesExportApi(APIView):
+    permission_classes = RESEARCHERS
+
+    @DOWNLOAD
+    def get(self, request: Request, study_id: int, format_name: str) -> HttpResponse:
+        study = visible_study(request, study_id)
+        return summaries_download(dataset=study.dataset, study=study, user=request.user, format_name=format_name)
+
+
+class StudyJudgementsExportApi(APIView):
+    permission_classes = RESEARCHERS
+
+    @DOWNLOAD
+    def get(self, request: Request, study_id: int, format_name: str) -> HttpResponse:
+        study = visible_study(request, study_id)
+        return judgements_download(study=study, format_name=format_name, filename=f"study-{study.pk}-judgements")

@@ -1,0 +1,315 @@
+"""Studies, their items, assignments and judgements."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.common import RESEARCHERS, dataset_or_404, visible_study
+from api.fields import FiniteFloatField
+from common.validation import INT32_MAX, INT32_MIN, InputError
+from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, get_task
+from studies.forms import StudyCreateForm, annotator_accounts
+from studies.models import Assignment
+from studies.selectors import assignments as assignment_selectors
+from studies.selectors import studies as selectors
+from studies.selectors.access import studies_for_user
+from studies.selectors.selection import selection_options
+from studies.services.studies import MAX_RECLAIM_HOURS, MAX_REPORTED_SECONDS, assignment_submit, study_create
+from studies.views.frame import submission_arguments, task_state
+
+
+class StudyOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    dataset = serializers.IntegerField(source="dataset_id")
+    dataset_name = serializers.CharField(source="dataset.name")
+    description = serializers.CharField()
+    annotators_per_item = serializers.IntegerField()
+    one_task_per_summary = serializers.BooleanField()
+    reclaim_after_hours = serializers.IntegerField(allow_null=True)
+    selection = serializers.JSONField(help_text="how the items were chosen, to reproduce the study")
+    n_items = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class TaskProgressOutput(serializers.Serializer):
+    items = serializers.IntegerField()
+    complete_items = serializers.IntegerField(help_text="items with all k judgements submitted")
+    assignments = serializers.IntegerField()
+    done = serializers.IntegerField()
+    seconds = serializers.FloatField()
+
+
+class StudyTaskOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    task = serializers.CharField()
+    guidelines = serializers.CharField()
+    guidelines_version = serializers.IntegerField()
+    options = serializers.JSONField()
+    progress = TaskProgressOutput(allow_null=True)
+
+
+class AnnotatorProgressOutput(serializers.Serializer):
+    user_id = serializers.IntegerField()
+    username = serializers.CharField()
+    assigned = serializers.IntegerField()
+    done = serializers.IntegerField()
+    open = serializers.IntegerField()
+    reclaimed = serializers.IntegerField()
+    seconds = serializers.FloatField()
+    member = serializers.BooleanField()
+
+
+class StudyDetailOutput(StudyOutput):
+    tasks = StudyTaskOutput(many=True)
+    progress = AnnotatorProgressOutput(many=True)
+
+
+class StudyListApi(ListAPIView):
+    """The studies the user runs (admins: all); POST creates one, with the options of the web form."""
+
+    permission_classes = RESEARCHERS
+    serializer_class = StudyOutput
+
+    class StudyCreateInput(serializers.Serializer):
+        name = serializers.CharField(max_length=200)
+        dataset = serializers.IntegerField(help_text="dataset id")
+        tasks = serializers.ListField(child=serializers.ChoiceField(choices=STUDY_TASKS), min_length=1)
+        annotators = serializers.ListField(
+            child=serializers.CharField(max_length=150), min_length=1, help_text="usernames of annotator accounts"
+        )
+        annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
+        selection_mode = serializers.ChoiceField(choices=["all", "random", "controversial"], default="all")
+        sample_size = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        seed = serializers.IntegerField(default=0, min_value=INT32_MIN, max_value=INT32_MAX)
+        human_score = serializers.CharField(required=False, allow_blank=True, help_text="controversial mode")
+        metrics = serializers.ListField(
+            child=serializers.CharField(), required=False, help_text="controversial mode: metrics compared"
+        )
+        max_sentences = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        one_task_per_summary = serializers.BooleanField(default=False)
+        reclaim_after_hours = serializers.IntegerField(
+            min_value=1, max_value=MAX_RECLAIM_HOURS, required=False, allow_null=True
+        )
+        bump_mode = serializers.ChoiceField(choices=BUMP_MODES, default="taxonomy")
+        bump_error_types = serializers.ListField(
+            child=serializers.ChoiceField(choices=BUMP_ERROR_TYPES), default=list(BUMP_ERROR_TYPES)
+        )
+        guidelines = serializers.DictField(
+            child=serializers.CharField(allow_blank=True), required=False, help_text="task -> guidelines text"
+        )
+
+    class StudyCreatedOutput(serializers.Serializer):
+        study = StudyOutput()
+        items = serializers.IntegerField()
+        assignments = serializers.IntegerField()
+        skipped = serializers.DictField(child=serializers.IntegerField(), help_text="task -> summaries skipped")
+        notes = serializers.ListField(child=serializers.CharField())
+
+    def get_queryset(self) -> Any:
+        return studies_for_user(user=self.request.user)
+
+    @extend_schema(request=StudyCreateInput, responses={201: StudyCreatedOutput})
+    def post(self, request: Request) -> Response:
+        payload = self.StudyCreateInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = dict(payload.validated_data)
+        dataset = dataset_or_404(data["dataset"])
+        usernames = data.pop("annotators")
+        annotators = dict(annotator_accounts().filter(username__in=usernames).values_list("username", "pk"))
+        unknown = sorted(set(usernames) - set(annotators))
+        if unknown:
+            return Response({"annotators": [f"Not annotators: {', '.join(unknown)}."]}, status=400)
+        # The web form checks and assembles everything else, so both paths create the same studies.
+        guidelines = data.pop("guidelines", {})
+        form = StudyCreateForm(
+            {
+                **{key: value for key, value in data.items() if value is not None},
+                "annotators": list(annotators.values()),
+                **{f"guidelines_{task}": text for task, text in guidelines.items()},
+            },
+            options=selection_options(dataset=dataset),
+        )
+        if not form.is_valid():
+            return Response(form.errors, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            plan = study_create(dataset=dataset, created_by=request.user, **form.study_create_options())
+        except ValidationError as exc:
+            return Response(exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}, status=400)
+        study = visible_study(request, plan.study.pk)
+        body = {**vars(plan), "study": study}
+        return Response(self.StudyCreatedOutput(body).data, status=status.HTTP_201_CREATED)
+
+
+class StudyDetailApi(APIView):
+    """One study: its tasks with their progress, and each annotator's progress."""
+
+    permission_classes = RESEARCHERS
+
+    @extend_schema(responses=StudyDetailOutput)
+    def get(self, request: Request, study_id: int) -> Response:
+        study = visible_study(request, study_id)
+        progress = selectors.study_task_progress(study=study)
+        tasks = [
+            {
+                "id": study_task.pk,
+                "task": study_task.task,
+                "guidelines": study_task.guidelines,
+                "guidelines_version": study_task.guidelines_version,
+                "options": study_task.options,
+                "progress": progress.get(study_task.pk),
+            }
+            for study_task in study.tasks.all()
+        ]
+        body = StudyOutput(study).data
+        body["tasks"] = StudyTaskOutput(tasks, many=True).data
+        body["progress"] = AnnotatorProgressOutput(selectors.study_progress(study=study), many=True).data
+        return Response(body)
+
+
+class ItemOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    task = serializers.CharField(source="study_task.task")
+    position = serializers.IntegerField()
+    summary = serializers.IntegerField(source="summary_id")
+    summary_external_id = serializers.CharField(source="summary.external_id")
+    document_external_id = serializers.CharField(source="summary.document.external_id")
+    system = serializers.CharField(source="summary.system")
+    explanation = serializers.IntegerField(source="explanation_id", allow_null=True)
+    params = serializers.JSONField()
+
+
+class StudyItemListApi(ListAPIView):
+    permission_classes = RESEARCHERS
+    serializer_class = ItemOutput
+
+    def get_queryset(self) -> Any:
+        return selectors.study_items(study=visible_study(self.request, self.kwargs["study_id"]))
+
+
+class AssignmentOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    item = serializers.IntegerField(source="item_id")
+    study = serializers.IntegerField(source="item.study_task.study_id")
+    task = serializers.CharField(source="item.study_task.task")
+    annotator = serializers.CharField(source="annotator.username")
+    status = serializers.CharField()
+    position = serializers.IntegerField()
+    time_spent = serializers.FloatField()
+    guidelines_version = serializers.IntegerField(allow_null=True)
+    submitted_at = serializers.DateTimeField(allow_null=True)
+
+
+class StudyAssignmentListApi(ListAPIView):
+    """Every assignment of a study the researcher runs."""
+
+    permission_classes = RESEARCHERS
+    serializer_class = AssignmentOutput
+
+    def get_queryset(self) -> Any:
+        return selectors.study_assignments(study=visible_study(self.request, self.kwargs["study_id"]))
+
+
+class AssignmentListApi(ListAPIView):
+    """The signed-in annotator's own queue, in the order work was handed out."""
+
+    serializer_class = AssignmentOutput
+
+    def get_queryset(self) -> Any:
+        return assignment_selectors.assignments_for_annotator(user=self.request.user).select_related("annotator")
+
+
+class AssignmentDetailOutput(AssignmentOutput):
+    comment = serializers.CharField()
+    item_state = serializers.JSONField(help_text="texts, units and choices, as the annotation view gets them")
+    saved = serializers.JSONField(help_text="the submitted work: labels, notes, spans or an edit")
+
+
+def _own_assignment(request: Request, assignment_id: int) -> Assignment:
+    try:
+        return assignment_selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    except Assignment.DoesNotExist:
+        raise Http404("No such item in your queue.") from None
+
+
+class AssignmentDetailApi(APIView):
+    """One item of the annotator's own queue: what to judge and what they submitted."""
+
+    @extend_schema(responses=AssignmentDetailOutput)
+    def get(self, request: Request, assignment_id: int) -> Response:
+        assignment = _own_assignment(request, assignment_id)
+        item = assignment.item
+        assignment.item_state = task_state(
+            task=get_task(item.study_task.task), item=item, units=assignment_selectors.item_units(item)
+        )
+        assignment.saved = assignment_selectors.assignment_saved_work(assignment=assignment)
+        return Response(AssignmentDetailOutput(assignment).data)
+
+
+class AssignmentSubmitApi(APIView):
+    """Submit the annotator's complete work on an item (again: replaces it), as the annotation view does."""
+
+    class SubmissionInput(serializers.Serializer):
+        labels = serializers.DictField(required=False, help_text="unit index -> label")
+        notes = serializers.DictField(required=False, help_text="unit index -> note")
+        spans = serializers.ListField(child=serializers.DictField(), required=False, help_text="start, end, label")
+        edit = serializers.DictField(required=False, help_text="BUMP: text, label, note")
+        comment = serializers.CharField(required=False, allow_blank=True)
+        seconds = FiniteFloatField(required=False, min_value=0, max_value=MAX_REPORTED_SECONDS)
+        guidelines_version = serializers.IntegerField(required=False)
+
+    @extend_schema(request=SubmissionInput, responses={200: AssignmentOutput})
+    def post(self, request: Request, assignment_id: int) -> Response:
+        assignment = _own_assignment(request, assignment_id)
+        if not isinstance(request.data, dict):
+            return Response({"errors": ["malformed request: send a JSON object"]}, status=400)
+        try:
+            arguments = submission_arguments(request.data)
+        except InputError as exc:
+            return Response({"errors": [f"malformed request: {exc}"], "field": exc.field}, status=400)
+        try:
+            saved = assignment_submit(assignment=assignment, user=request.user, **arguments)
+        except PermissionDenied as exc:
+            return Response({"errors": [str(exc)]}, status=status.HTTP_403_FORBIDDEN)
+        except ValidationError as exc:
+            return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(AssignmentOutput(_own_assignment(request, saved.pk)).data)
+
+
+class JudgementOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    assignment = serializers.IntegerField(source="assignment_id")
+    item = serializers.IntegerField(source="assignment.item_id")
+    summary = serializers.IntegerField(source="assignment.item.summary_id")
+    task = serializers.CharField(source="assignment.item.study_task.task")
+    annotator = serializers.CharField(source="assignment.annotator.username")
+    guidelines_version = serializers.IntegerField(source="assignment.guidelines_version", allow_null=True)
+    unit_index = serializers.IntegerField()
+    unit_text = serializers.CharField()
+    label = serializers.CharField()
+    start = serializers.IntegerField(allow_null=True)
+    end = serializers.IntegerField(allow_null=True)
+    note = serializers.CharField()
+    data = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class StudyJudgementListApi(ListAPIView):
+    """Every judgement of a study the researcher runs."""
+
+    permission_classes = RESEARCHERS
+    serializer_class = JudgementOutput
+
+    def get_queryset(self) -> Any:
+        return selectors.study_judgements(study=visible_study(self.request, self.kwargs["study_id"]))

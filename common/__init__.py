@@ -1,0 +1,1 @@
+"""Helpers every app uses: checked client input, CSV/JSON export writing, roles, error pages, throttles."""

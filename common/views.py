@@ -1,0 +1,67 @@
+"""What every page shares: role checks and the start page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import redirect
+
+from common import roles
+from common.error_pages import error_response
+from common.exports import BINARY_FORMATS, EXPORT_FORMATS, export_chunks
+from common.validation import InputError
+
+API_PATH = "/api/"
+
+View = Callable[..., HttpResponse]
+
+
+def researcher_required(view: View) -> View:
+    @login_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not roles.user_is_researcher(request.user):
+            raise PermissionDenied("Researchers only.")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def input_error_answer(request: HttpRequest, exc: InputError) -> HttpResponse:
+    """The 400 for bad client input, naming the field: {field: [message]} like every API validation error,
+    {"errors": [...], "field": ...} to the annotation view's scripts (JSON requests), the app's 400 page otherwise."""
+    if request.path_info.startswith(API_PATH):
+        return JsonResponse({exc.field or "detail": [exc.message]}, status=400)
+    if request.content_type == "application/json" or "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"errors": [f"malformed request: {exc}"], "field": exc.field}, status=400)
+    return error_response(request, 400, f"Bad request: {exc}")
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    if roles.user_is_researcher(request.user):
+        return redirect("studies")
+    return redirect("dashboard")
+
+
+# --- annotators -----------------------------------------------------------------------------------
+
+
+def export_response(
+    rows: Any, fields: Sequence[str], format_name: str, filename: str, types: Mapping[str, str]
+) -> HttpResponse:
+    """A streamed download of the rows as CSV, JSON lines or Parquet (columns of `types`); an unknown format
+    answers 400 (the app's page)."""
+    if format_name not in EXPORT_FORMATS:
+        raise BadRequest(f"Unknown export format {format_name!r}: use one of {', '.join(EXPORT_FORMATS)}.")
+    content_type = EXPORT_FORMATS[format_name]
+    if format_name not in BINARY_FORMATS:
+        content_type += "; charset=utf-8"
+    response = StreamingHttpResponse(export_chunks(rows, fields, format_name, types), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}.{format_name}"'
+    return response

@@ -1,0 +1,36 @@
+"""Reads of datasets as a whole."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet
+
+from corpus.models import Dataset, Document, Summary
+
+
+def datasets_with_counts() -> QuerySet[Dataset]:
+    """Every dataset with its number of documents and summaries, by name."""
+    return Dataset.objects.annotate(
+        n_documents=Count("documents", distinct=True), n_summaries=Count("documents__summaries", distinct=True)
+    ).order_by("name")
+
+
+def dataset_documents(*, dataset: Dataset, search: str = "") -> QuerySet[Document]:
+    """The dataset's documents with their number of summaries, those whose id or title contains `search` when
+    given; lists leave the long texts in the database."""
+    documents = Document.objects.filter(dataset=dataset)
+    if search:
+        documents = documents.filter(Q(external_id__icontains=search) | Q(title__icontains=search))
+    return documents.annotate(n_summaries=Count("summaries")).defer("text").order_by("external_id", "pk")
+
+
+def document_get(*, document_id: int) -> Document:
+    return Document.objects.select_related("dataset").get(pk=document_id)
+
+
+def summaries_with_scores(summaries: QuerySet[Summary]) -> QuerySet[Summary]:
+    """Summaries with their document and imported scores, fetched in a fixed number of queries."""
+    return summaries.select_related("document").prefetch_related("human_scores", "metric_scores")
+
+
+def summary_get(*, summary_id: int) -> Summary:
+    return summaries_with_scores(Summary.objects.select_related("document__dataset")).get(pk=summary_id)

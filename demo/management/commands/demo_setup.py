@@ -1,0 +1,240 @@
+"""Load the demo: XSum articles with their five summaries, metric explanations, accounts and studies.
+
+Besides the BERTScore study, the demo runs the classic protocols that need no model (QAGS, FEQA, Maynez
+spans; BUMP edits of the reference summaries), plus the QGQA and entailment tasks once their explanations
+exist. Example items for the "View examples" window come from the crowd workers' real span annotations.
+Safe to run again: what exists is kept (nothing is imported, scored or created twice).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+
+from accounts.services import account_create
+from common import roles
+from common.progress import progress_bar, progress_iter
+from corpus.importers import parse
+from corpus.models import Dataset, Summary
+from protocols.tasks import get_task
+from scoring.services import explanations_compute_many
+from studies.models import Judgement, Study, StudyItem
+from studies.selectors.selection import ItemSelection
+from studies.services.examples import study_example_annotate, study_example_create
+from studies.services.imports import dataset_import
+from studies.services.studies import study_create
+
+DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo" / "xsum_demo.jsonl"
+DEMO_DATASET = "XSum demo"
+DEMO_STUDY = "Demo: BERTScore word alignments"
+DEMO_PROTOCOLS = "Demo: faithfulness protocols"
+DEMO_BUMP = "Demo: BUMP minimal edits"
+# Tasks of the protocol study; qgqa and entailment join when every summary has their explanation.
+PROTOCOL_TASKS = ("sentence_consistency", "feqa", "hallucination_spans")
+EXPLAINED_TASKS = ("qgqa", "entailment")
+DEMO_GUIDELINES = {
+    "sentence_consistency": "Judge the facts, not the style. A sentence that says more than the article "
+    "(a name, a date, a place the article does not give) is not supported.",
+    "feqa": "Answer the first question without looking at the article. Minor problems are those a reader "
+    "fixes without thinking (a missing article, a wrong tense).",
+    "hallucination_spans": "Mark the shortest span that carries the unsupported information, e.g. only the "
+    "date, not the whole sentence.",
+    "bump": "Change as few words as possible; the edited summary must still read naturally.",
+}
+DEMO_PASSWORD = "faithanno-demo"
+DEMO_METRICS = ("bertscore", "entailment", "qags")
+DEMO_ACCOUNTS = (
+    ("admin", roles.ADMIN, "Ada"),
+    ("rita", roles.RESEARCHER, "Rita"),
+    ("alice", roles.ANNOTATOR, "Alice"),
+    ("bob", roles.ANNOTATOR, "Bob"),
+    ("carol", roles.ANNOTATOR, "Carol"),
+)
+
+
+class Command(BaseCommand):
+    help = "Create the demo dataset, its metric explanations, demo accounts and a demo study."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--url", default=settings.SITE_URL, help="address printed for the browser")
+        parser.add_argument("--items", type=int, default=12, help="summaries in the demo study")
+
+    def handle(self, *args: Any, url: str, items: int, **options: Any) -> None:
+        dataset = Dataset.objects.filter(name=DEMO_DATASET).first()
+        if dataset is None:
+            self.stdout.write(f"Importing {DEMO_FILE.relative_to(settings.BASE_DIR)} ...")
+            dataset = dataset_import(name=DEMO_DATASET, batch=parse("jsonl", DEMO_FILE), progress=progress_iter).dataset
+        # The explanations the annotation tasks show (BERTScore words, top-k entailment, QAGS questions).
+        for report in explanations_compute_many(dataset=dataset, metrics=DEMO_METRICS, progress=progress_bar):
+            self.stdout.write(report.lines()[-1])
+
+        users = get_user_model().objects
+        for username, role, first_name in DEMO_ACCOUNTS:
+            if not users.filter(username=username).exists():
+                account_create(
+                    username=username,
+                    role=role,
+                    first_name=first_name,
+                    password=DEMO_PASSWORD,
+                    email=f"{username}@example.org",
+                )
+        if not Study.objects.filter(name=DEMO_STUDY, dataset=dataset).exists():
+            plan = study_create(
+                name=DEMO_STUDY,
+                dataset=dataset,
+                tasks=["bertscore"],
+                annotators=list(users.filter(username__in=["alice", "bob", "carol"])),
+                annotators_per_item=2,
+                created_by=users.get(username="rita"),
+                sample_size=items,
+                seed=1,
+            )
+            self.stdout.write(f"Created '{DEMO_STUDY}': {plan.items} items, {plan.assignments} assignments.")
+        annotators = list(users.filter(username__in=["alice", "bob", "carol"]))
+        researcher = users.get(username="rita")
+        if not Study.objects.filter(name=DEMO_PROTOCOLS, dataset=dataset).exists():
+            explained = [task for task in EXPLAINED_TASKS if _explained(dataset, task)]
+            plan = study_create(
+                name=DEMO_PROTOCOLS,
+                dataset=dataset,
+                tasks=[*PROTOCOL_TASKS, *explained],
+                annotators=annotators,
+                annotators_per_item=2,
+                created_by=researcher,
+                # Thesis 5.2: the items where the human score and the metrics disagree most, short documents.
+                selection=ItemSelection(
+                    mode="controversial",
+                    size=4,
+                    human_score="Faithful",
+                    metrics=("BERTScore", "Entailment", "QAGS"),
+                    max_sentences=15,
+                ),
+                guidelines=DEMO_GUIDELINES,
+                reclaim_after_hours=72,
+            )
+            examples = demo_examples_from_crowd_spans(plan.study, researcher)
+            self.stdout.write(
+                f"Created '{DEMO_PROTOCOLS}': {plan.items} items, {plan.assignments} assignments, {examples} examples."
+            )
+        if not Study.objects.filter(name=DEMO_BUMP, dataset=dataset).exists():
+            plan = study_create(
+                name=DEMO_BUMP,
+                dataset=dataset,
+                tasks=["bump"],
+                annotators=annotators,
+                annotators_per_item=1,
+                created_by=researcher,
+                sample_size=6,
+                seed=1,
+                guidelines=DEMO_GUIDELINES,
+            )
+            self.stdout.write(f"Created '{DEMO_BUMP}': {plan.items} items, {plan.assignments} assignments.")
+
+        self.stdout.write("")
+        self.stdout.write(f"FaithAnno demo: open {url}/ and sign in with one of these accounts")
+        self.stdout.write(f"(password for all of them: {DEMO_PASSWORD})")
+        for username, role, _ in DEMO_ACCOUNTS:
+            self.stdout.write(f"  {username:<8} {role}")
+
+
+def _explained(dataset: Dataset, task_key: str) -> bool:
+    metrics = get_task(task_key).explanation_metrics
+    summaries = Summary.objects.filter(document__dataset=dataset)
+    return not summaries.exclude(explanations__metric__in=metrics).exists()
+
+
+def demo_examples_from_crowd_spans(study: Study, researcher: Any, limit: int = 2) -> int:
+    """Examples for the span and sentence tasks from the real crowd annotations (Maynez et al.).
+
+    A character counts as hallucinated when at least two of the three workers marked it; the span example
+    shows those spans, the QAGS-protocol example says "no" for every sentence that holds one (and cites it).
+    Summaries that are items of the study are left out: an example must not give an item's answer away.
+    """
+    spans_task = study.tasks.get(task="hallucination_spans")
+    sentence_task = study.tasks.get(task="sentence_consistency")
+    taken = set(StudyItem.objects.filter(study_task__study=study).values_list("summary_id", flat=True))
+    crowd: dict[int, list[list[tuple[int, int, str]]]] = {}
+    judgements = Judgement.objects.filter(
+        assignment__item__study_task__study__kind=Study.Kind.IMPORTED,
+        assignment__item__study_task__study__dataset=study.dataset,
+        assignment__item__study_task__task="hallucination_spans",
+    ).values_list("assignment__item__summary_id", "assignment_id", "start", "end", "label")
+    by_worker: dict[tuple[int, int], list[tuple[int, int, str]]] = {}
+    for summary_id, assignment_id, start, end, label in judgements:
+        by_worker.setdefault((summary_id, assignment_id), []).append((start, end, label))
+    for (summary_id, _), spans in by_worker.items():
+        crowd.setdefault(summary_id, []).append(spans)
+    wanted = {True: limit, False: 1}  # unfaithful examples, and one that is faithful
+    made = 0
+    candidates = Summary.objects.filter(pk__in=crowd.keys(), is_reference=False).exclude(pk__in=taken)
+    for summary in candidates.order_by("pk"):
+        majority = _majority_spans(summary.text, crowd[summary.pk])
+        if not wanted[bool(majority)]:
+            continue
+        wanted[bool(majority)] -= 1
+        _crowd_example(spans_task, sentence_task, summary, majority, researcher)
+        made += 1
+    return made
+
+
+CROWD = "at least two of three crowd workers of Maynez et al. (2020)"
+
+
+def _crowd_example(
+    spans_task: Any, sentence_task: Any, summary: Summary, majority: list[tuple[int, int, str]], researcher: Any
+) -> None:
+    example = study_example_create(
+        study_task=spans_task,
+        summary=summary,
+        user=researcher,
+        explanation_text=f"Spans marked by {CROWD}; the type is the one most of them chose."
+        if majority
+        else f"Nothing here was marked by {CROWD}: a faithful summary has no span.",
+    )
+    study_example_annotate(example=example, spans=[{"start": s, "end": e, "label": label} for s, e, label in majority])
+    units = get_task("sentence_consistency").units(summary_text=summary.text, summary_sentences=summary.sentences)
+    labels, notes = {}, {}
+    for unit in units:
+        inside = [summary.text[s:e] for s, e, _ in majority if s < unit.end and e > unit.start]
+        labels[unit.index] = "no" if inside else "yes"
+        notes[unit.index] = f"“{inside[0]}” is not in the article." if inside else "Every fact is in the article."
+    example = study_example_create(
+        study_task=sentence_task,
+        summary=summary,
+        user=researcher,
+        explanation_text=f"Derived from the spans {CROWD} marked as hallucinated.",
+    )
+    study_example_annotate(example=example, labels=labels, notes=notes)
+
+
+def _majority_spans(text: str, workers: list[list[tuple[int, int, str]]]) -> list[tuple[int, int, str]]:
+    """Maximal runs of characters marked by at least two workers, typed by the label most marks gave them."""
+    votes = [0] * len(text)
+    types: list[dict[str, int]] = [{} for _ in text]
+    for spans in workers:
+        for start, end, label in spans:
+            for position in range(max(start, 0), min(end, len(text))):
+                votes[position] += 1
+                types[position][label] = types[position].get(label, 0) + 1
+    runs, start = [], None
+    for position in range(len(text) + 1):
+        marked = position < len(text) and votes[position] >= 2
+        if marked and start is None:
+            start = position
+        elif not marked and start is not None:
+            piece = text[start:position]
+            # Spans begin and end on words, as the annotators' own do.
+            left = start + len(piece) - len(piece.lstrip())
+            right = position - (len(piece) - len(piece.rstrip()))
+            if left < right:
+                tally: dict[str, int] = {}
+                for at in range(left, right):
+                    for label, count in types[at].items():
+                        tally[label] = tally.get(label, 0) + count
+                runs.append((left, right, max(sorted(tally), key=tally.get)))
+            start = None
+    return runs

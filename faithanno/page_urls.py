@@ -1,0 +1,77 @@
+from django.urls import path
+
+from analysis.views import analysis, browse, inspect
+from analysis.views import studies as study_pages
+from common import views as common
+from studies.views import annotate, imports, studies
+
+urlpatterns = [
+    path("", common.home, name="home"),
+    path("annotate/", annotate.dashboard, name="dashboard"),
+    path("annotate/next/", annotate.annotate_next, name="annotate_next"),
+    path("annotate/<int:assignment_id>/", annotate.annotate, name="annotate"),
+    path("annotate/<int:assignment_id>/submit/", annotate.annotate_submit, name="annotate_submit"),
+    path("annotate/<int:assignment_id>/draft/", annotate.annotate_draft, name="annotate_draft"),
+    path("studies/", studies.studies, name="studies"),
+    path("studies/new/", studies.study_new, name="study_new"),
+    path("studies/<int:study_id>/", study_pages.study_detail, name="study_detail"),
+    path("studies/<int:study_id>/judgements.<str:format_name>", study_pages.study_export, name="study_export"),
+    # study management (issue 4)
+    path("studies/<int:study_id>/settings/", studies.study_settings, name="study_settings"),
+    path("studies/<int:study_id>/annotators/", studies.study_annotators, name="study_annotators"),
+    path("studies/<int:study_id>/reclaim/", studies.study_reclaim, name="study_reclaim"),
+    path(
+        "studies/<int:study_id>/tasks/<int:task_id>/guidelines/",
+        studies.study_task_guidelines,
+        name="study_task_guidelines",
+    ),
+    path(
+        "studies/<int:study_id>/tasks/<int:task_id>/examples/",
+        studies.study_task_examples,
+        name="study_task_examples",
+    ),
+    path(
+        "studies/<int:study_id>/examples/<int:example_id>/",
+        studies.study_example_annotate,
+        name="study_example_annotate",
+    ),
+    path(
+        "studies/<int:study_id>/examples/<int:example_id>/submit/",
+        studies.study_example_submit,
+        name="study_example_submit",
+    ),
+    path(
+        "studies/<int:study_id>/examples/<int:example_id>/delete/",
+        studies.study_example_remove,
+        name="study_example_delete",
+    ),
+    # Analyses and their downloads (analysis/views/analysis.py).
+    path("studies/<int:study_id>/analysis/", analysis.study_analysis, name="study_analysis"),
+    path(
+        "studies/<int:study_id>/summaries.<str:format_name>",
+        analysis.study_summaries_export,
+        name="study_summaries_export",
+    ),
+    path("datasets/", analysis.datasets, name="datasets"),
+    # Uploads and their import jobs (annotations/views/imports.py).
+    path("datasets/import/", imports.dataset_import_upload, name="dataset_import_upload"),
+    path("datasets/imports/<int:job_id>/", imports.import_job, name="import_job"),
+    path("datasets/<int:dataset_id>/analysis/", analysis.dataset_analysis, name="dataset_analysis"),
+    path(
+        "datasets/<int:dataset_id>/summaries.<str:format_name>",
+        analysis.dataset_summaries_export,
+        name="dataset_summaries_export",
+    ),
+    path(
+        "datasets/<int:dataset_id>/judgements.<str:format_name>",
+        analysis.dataset_judgements_export,
+        name="dataset_judgements_export",
+    ),
+    path("analysis/items/<int:item_id>/", analysis.analysis_item, name="analysis_item"),
+    # Browsing a dataset (analysis/views/browse.py).
+    path("datasets/<int:dataset_id>/documents/", browse.dataset_documents, name="dataset_documents"),
+    path("datasets/<int:dataset_id>/summaries/", browse.dataset_summaries, name="dataset_summaries"),
+    # The inspector (analysis/views/inspect.py).
+    path("summaries/<int:summary_id>/", inspect.summary_inspect, name="summary_inspect"),
+    path("summaries/compare/", inspect.summary_compare, name="summary_compare"),
+]

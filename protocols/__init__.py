@@ -1,0 +1,1 @@
+"""The annotation protocols (tasks): their choices, units and valid submissions. Django-free."""

@@ -1,0 +1,205 @@
+"""Studies: their tasks, items, assignments and the judgements annotators submit.
+
+These models only hold state; every write goes through studies.services and every read through the
+selectors (studies.selectors, analysis.selectors).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from corpus.models import Dataset, Summary
+
+
+class Study(models.Model):
+    class Kind(models.TextChoices):
+        STUDY = "study", "Annotation study"
+        IMPORTED = "imported", "Imported judgements"
+
+    name = models.CharField(max_length=200)
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="studies")
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.STUDY)
+    description = models.TextField(blank=True)
+    annotators_per_item = models.PositiveSmallIntegerField(default=3)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    researchers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="researched_studies", blank=True)
+    annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="annotated_studies", blank=True)
+    # The thesis's design: nobody judges the same summary in two tasks, so one task cannot prime another.
+    one_task_per_summary = models.BooleanField(default=False)
+    # Open assignments nobody touched for this long go to another annotator; null: never.
+    reclaim_after_hours = models.PositiveIntegerField(null=True, blank=True)
+    # How the items were chosen (mode, size, seed, scores compared), kept so a study can be reproduced.
+    selection = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_study"
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StudyTask(models.Model):
+    """One task of a study (e.g. the BERTScore word task) with its guidelines."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="tasks")
+    task = models.CharField(max_length=50)
+    guidelines = models.TextField(blank=True)
+    guidelines_version = models.PositiveIntegerField(default=1)
+    # The explanation configuration whose payload defines the units (e.g. which BERTScore alignments).
+    explanation_config_hash = models.CharField(max_length=64, blank=True)
+    # Task settings, e.g. the BUMP protocol's mode and the error types it asks for.
+    options = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_studytask"
+        ordering = ["study", "task"]
+        constraints = [models.UniqueConstraint(fields=["study", "task"], name="study_task_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.study} / {self.task}"
+
+
+class GuidelinesVersion(models.Model):
+    """Every text the guidelines of a study task ever had; assignments record the version they were made under."""
+
+    study_task = models.ForeignKey(StudyTask, on_delete=models.CASCADE, related_name="guideline_versions")
+    version = models.PositiveIntegerField()
+    text = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_guidelinesversion"
+        ordering = ["study_task", "-version"]
+        constraints = [models.UniqueConstraint(fields=["study_task", "version"], name="guidelines_version_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.study_task} v{self.version}"
+
+
+class StudyExample(models.Model):
+    """A fully annotated item shown in the "View examples" modal, annotated by a researcher in the task view.
+
+    Its labels live here, not in Judgement: examples are guidance, never data for agreement or exports.
+    """
+
+    study_task = models.ForeignKey(StudyTask, on_delete=models.CASCADE, related_name="examples")
+    summary = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="study_examples")
+    explanation = models.ForeignKey(
+        "scoring.Explanation", on_delete=models.PROTECT, null=True, blank=True, related_name="study_examples"
+    )
+    params = models.JSONField(default=dict, blank=True)
+    # [{"unit_index", "unit_text", "label", "start", "end", "note", "data"}], as a submission stores them.
+    judgements = models.JSONField(default=list, blank=True)
+    explanation_text = models.TextField(blank=True, help_text="why the example is labelled this way")
+    position = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    annotated_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_studyexample"
+        ordering = ["study_task", "position", "pk"]
+
+    def __str__(self) -> str:
+        return f"example {self.position} of {self.study_task}"
+
+
+class StudyItem(models.Model):
+    study_task = models.ForeignKey(StudyTask, on_delete=models.CASCADE, related_name="items")
+    summary = models.ForeignKey(Summary, on_delete=models.PROTECT, related_name="study_items")
+    # Frozen at study creation so that judgements always refer to the evidence the annotator saw.
+    explanation = models.ForeignKey(
+        "scoring.Explanation", on_delete=models.PROTECT, null=True, blank=True, related_name="study_items"
+    )
+    position = models.PositiveIntegerField(default=0)
+    # Per-item task parameters, e.g. the error type a BUMP edit must introduce.
+    params = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_studyitem"
+        ordering = ["study_task", "position"]
+        constraints = [models.UniqueConstraint(fields=["study_task", "summary"], name="study_item_unique_summary")]
+
+    def __str__(self) -> str:
+        return f"{self.study_task} / {self.summary}"
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "To do"
+        SUBMITTED = "submitted", "Done"
+        # Untouched for too long and given to someone else; kept (with any draft) so the move is visible.
+        RECLAIMED = "reclaimed", "Given to someone else"
+
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ASSIGNED)
+    position = models.PositiveIntegerField(default=0, help_text="order in the annotator's queue")
+    comment = models.TextField(blank=True)
+    time_spent = models.FloatField(default=0.0, help_text="seconds of active work, summed over visits")
+    # The guidelines version the annotator was shown when submitting; every judgement of the assignment is
+    # written by that one submission, so this is each judgement's version.
+    guidelines_version = models.PositiveIntegerField(null=True, blank=True)
+    # Unsubmitted work, saved as the annotator goes, so a reload or another device continues it.
+    draft = models.JSONField(default=dict, blank=True)
+    draft_saved_at = models.DateTimeField(null=True, blank=True)
+    # Last time the annotator opened the item or saved a draft: an assignment untouched for the study's
+    # reclaim time goes to someone else.
+    touched_at = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_assignment"
+        ordering = ["annotator", "position"]
+        constraints = [models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_annotator")]
+        indexes = [models.Index(fields=["annotator", "status"]), models.Index(fields=["status", "touched_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.item} -> {self.annotator}"
+
+
+class Judgement(models.Model):
+    """One label on one unit (a word, a question, a sentence or a span) of an assignment."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgements")
+    unit_index = models.PositiveIntegerField()
+    unit_text = models.TextField(blank=True)
+    label = models.CharField(max_length=50)
+    # Character offsets in the summary for span units (hallucinated spans); null for other units.
+    start = models.PositiveIntegerField(null=True, blank=True)
+    end = models.PositiveIntegerField(null=True, blank=True)
+    # A written explanation of this one label (the QAGS protocol asks for one per sentence).
+    note = models.TextField(blank=True)
+    # Task-specific structure that is not a label: e.g. a BUMP edit and its diff.
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        # The table the model was created with in the app `annotations`; kept so data stays in place.
+        db_table = "annotations_judgement"
+        ordering = ["assignment", "unit_index"]
+        constraints = [models.UniqueConstraint(fields=["assignment", "unit_index"], name="judgement_unique_unit")]
+
+    def __str__(self) -> str:
+        return f"{self.assignment} #{self.unit_index}: {self.label}"

@@ -1,0 +1,17 @@
+"""Reading import jobs: a job is seen by whoever uploaded it, and by admins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from common import roles
+from corpus.models import ImportJob
+
+
+def import_jobs_for_user(*, user: Any) -> QuerySet[ImportJob]:
+    jobs = ImportJob.objects.select_related("dataset")
+    if roles.user_has_role(user, roles.ADMIN):
+        return jobs
+    return jobs.filter(created_by=user)

@@ -1,0 +1,578 @@
+"""Studies: choosing items, giving each to exactly k annotators, and taking in their judgements."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Count, Exists, Max, OuterRef, Q
+from django.utils import timezone
+
+from common.validation import InputError, finite_number, json_check, storable_text
+from corpus.models import Dataset, Summary
+from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, Submission, SubmissionError, get_task
+from scoring.models import Explanation
+from studies.models import Assignment, GuidelinesVersion, Judgement, Study, StudyItem, StudyTask
+from studies.selectors.assignments import annotator_assignments, item_units
+from studies.selectors.selection import ItemSelection, summaries_select
+
+# A single visit longer than this is an idle tab, not work; the browser already pauses on inactivity.
+MAX_SECONDS_PER_SUBMISSION = 4 * 3600
+# More than this (a week of active time on one item) is no measurement but a broken or forged client: the
+# submission is refused rather than counted as the four hours above.
+MAX_REPORTED_SECONDS = 7 * 24 * 3600
+# A reclaim time beyond a year is "never", which is an empty setting.
+MAX_RECLAIM_HOURS = 24 * 365
+MAX_COMMENT_CHARS = 5000
+MAX_DRAFT_BYTES = 256 * 1024
+OPEN = Assignment.Status.ASSIGNED
+DONE = Assignment.Status.SUBMITTED
+RECLAIMED = Assignment.Status.RECLAIMED
+
+
+@dataclass(frozen=True)
+class StudyPlan:
+    study: Study
+    items: int
+    assignments: int
+    skipped: dict[str, int]
+    notes: list[str] = field(default_factory=list)
+
+
+def explanations_for(task_key: str, summaries: Sequence[Summary], config_hash: str | None) -> dict[int, Explanation]:
+    """The explanation each summary shows in this task: of the task's preferred metric that exists, with
+    the given configuration, else the newest one."""
+    metrics = get_task(task_key).explanation_metrics
+    if not metrics:
+        return {}
+    queryset = Explanation.objects.filter(metric__in=metrics, summary__in=summaries)
+    if config_hash:
+        queryset = queryset.filter(config_hash=config_hash)
+    chosen: dict[int, Explanation] = {}
+    rank = {metric: position for position, metric in enumerate(metrics)}
+    # Later rows win within a metric (newest configuration); a preferred metric always wins over a fallback.
+    for explanation in sorted(queryset, key=lambda e: (-rank[e.metric], e.created_at, e.pk)):
+        chosen[explanation.summary_id] = explanation
+    return chosen
+
+
+def _reclaim_hours_check(hours: int | None) -> None:
+    if hours is not None and not 1 <= hours <= MAX_RECLAIM_HOURS:
+        raise ValidationError(
+            {"reclaim_after_hours": f"Reclaim after 1 to {MAX_RECLAIM_HOURS} hours (or never); got {hours}."}
+        )
+
+
+def _task_options(task_key: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Checked settings of one task; only the BUMP protocol has any (its mode and the error types asked for)."""
+    if task_key != "bump":
+        return {}
+    options = dict(options or {})
+    mode = options.get("mode", "taxonomy")
+    if mode not in BUMP_MODES:
+        raise ValidationError({"tasks": f"BUMP mode {mode!r}: choose {' or '.join(BUMP_MODES)}."})
+    if mode == "freestyle":
+        return {"mode": mode}
+    types = list(options.get("error_types") or BUMP_ERROR_TYPES)
+    unknown = sorted(set(types) - set(BUMP_ERROR_TYPES))
+    if unknown:
+        raise ValidationError({"tasks": f"Unknown BUMP error types: {', '.join(unknown)}."})
+    return {"mode": mode, "error_types": types}
+
+
+def _item_params(options: Mapping[str, Any], count: int, seed: int) -> list[dict[str, Any]]:
+    """Per-item parameters: BUMP's requested error types, balanced over the items in a seeded order."""
+    types = options.get("error_types")
+    if not types:
+        return [{} for _ in range(count)]
+    offset = random.Random(seed).randrange(len(types))
+    return [{"error_type": types[(offset + i) % len(types)]} for i in range(count)]
+
+
+@transaction.atomic
+def study_create(
+    *,
+    name: str,
+    dataset: Dataset,
+    tasks: Sequence[str],
+    annotators: Sequence[AbstractUser],
+    annotators_per_item: int,
+    created_by: AbstractUser | None,
+    sample_size: int | None = None,
+    seed: int = 0,
+    selection: ItemSelection | None = None,
+    explanation_config_hash: str | None = None,
+    guidelines: Mapping[str, str] | None = None,
+    task_options: Mapping[str, Mapping[str, Any]] | None = None,
+    one_task_per_summary: bool = False,
+    reclaim_after_hours: int | None = None,
+) -> StudyPlan:
+    """Create a study over a dataset's summaries and assign its items.
+
+    The items are all summaries, a seeded random sample (`sample_size`/`seed` are the short form of a
+    random `selection`) or the most controversial ones; every task gets the same selection (BUMP: of the
+    reference summaries).
+    """
+    if selection is None:
+        selection = ItemSelection(mode="random" if sample_size else "all", size=sample_size, seed=seed)
+    if not name.strip():
+        raise ValidationError({"name": "A study needs a name."})
+    unknown = [task for task in tasks if task not in STUDY_TASKS]
+    if not tasks or unknown:
+        raise ValidationError({"tasks": f"Choose tasks from: {', '.join(STUDY_TASKS)}."})
+    if annotators_per_item < 1:
+        raise ValidationError({"annotators_per_item": "At least one annotator per item."})
+    _reclaim_hours_check(reclaim_after_hours)
+    chosen = len(set(annotators))
+    if chosen < annotators_per_item:
+        raise ValidationError(
+            {
+                "annotators": f"{annotators_per_item} annotators per item need at least that many annotators; "
+                f"{chosen} chosen."
+            }
+        )
+    if one_task_per_summary and chosen < annotators_per_item * len(set(tasks)):
+        raise ValidationError(
+            {
+                "annotators": f"{annotators_per_item} annotators per item in {len(set(tasks))} tasks, with nobody "
+                f"seeing a summary in two tasks, need at least {annotators_per_item * len(set(tasks))} annotators; "
+                f"{chosen} chosen."
+            }
+        )
+    options = {task_key: _task_options(task_key, (task_options or {}).get(task_key)) for task_key in tasks}
+
+    pools: dict[bool, Any] = {}
+    for task_key in tasks:
+        references_only = get_task(task_key).references_only
+        if references_only not in pools:
+            pools[references_only] = summaries_select(
+                dataset=dataset, selection=selection, references_only=references_only
+            )
+    for references_only, result in pools.items():
+        if not result.summaries:
+            kind = "reference summaries" if references_only else "summaries"
+            raise ValidationError(
+                {"dataset": f"The selection leaves no {kind} of dataset {dataset.name!r}. " + " ".join(result.notes)}
+            )
+
+    study = Study.objects.create(
+        name=name,
+        dataset=dataset,
+        annotators_per_item=annotators_per_item,
+        created_by=created_by,
+        one_task_per_summary=one_task_per_summary,
+        reclaim_after_hours=reclaim_after_hours,
+        selection=selection.as_dict(),
+    )
+    if created_by is not None:
+        study.researchers.add(created_by)
+    study.annotators.add(*annotators)
+
+    skipped: dict[str, int] = {}
+    items: list[StudyItem] = []
+    for task_key in tasks:
+        task = get_task(task_key)
+        summaries = pools[task.references_only].summaries
+        explanations = explanations_for(task_key, summaries, explanation_config_hash)
+        if task.explanation_metric:
+            missing = [s for s in summaries if s.pk not in explanations]
+            if missing:
+                raise ValidationError(
+                    {
+                        "tasks": f"{len(missing)} of {len(summaries)} summaries have no "
+                        f"{' or '.join(task.explanation_metrics)} "
+                        f'explanation; run: python manage.py score --dataset "{dataset.name}" '
+                        f"--metric {task.explanation_metric}"
+                    }
+                )
+        text = (guidelines or {}).get(task_key, "")
+        study_task = StudyTask.objects.create(
+            study=study,
+            task=task_key,
+            guidelines=text,
+            explanation_config_hash=explanation_config_hash or "",
+            options=options[task_key],
+        )
+        GuidelinesVersion.objects.create(study_task=study_task, version=1, text=text, created_by=created_by)
+        task_items = []
+        for summary in summaries:
+            explanation = explanations.get(summary.pk)
+            units = task.units(
+                summary_text=summary.text,
+                summary_sentences=summary.sentences,
+                payload=explanation.payload if explanation else None,
+            )
+            if not summary.text.strip() or (explanation and explanation.error) or (not units and not task.spans):
+                # Nothing to judge: an empty summary, an undefined score or no content word.
+                skipped[task_key] = skipped.get(task_key, 0) + 1
+                continue
+            task_items.append(StudyItem(study_task=study_task, summary=summary, explanation=explanation))
+        for position, (item, params) in enumerate(
+            zip(task_items, _item_params(options[task_key], len(task_items), selection.seed), strict=True)
+        ):
+            item.position, item.params = position, params
+        items.extend(task_items)
+    StudyItem.objects.bulk_create(items)
+    created = assignments_distribute(study=study, seed=selection.seed)
+    notes = [note for result in pools.values() for note in result.notes]
+    return StudyPlan(study=study, items=len(items), assignments=created, skipped=skipped, notes=notes)
+
+
+def _study_assignments(study: Study) -> Any:
+    return Assignment.objects.filter(item__study_task__study=study)
+
+
+def _per_annotator(assignments: Any, aggregate: Any) -> dict[int, int]:
+    return {row["annotator"]: row["value"] for row in assignments.values("annotator").annotate(value=aggregate)}
+
+
+@transaction.atomic
+def assignments_distribute(*, study: Study, seed: int = 0) -> int:
+    """Give every item of the study to exactly k distinct annotators, always to the least loaded ones.
+
+    Items are topped up to k (existing assignments stay), so adding annotators to a running study and
+    calling this again spreads the remaining work. Greedy least-loaded choice keeps the difference
+    between the most and the least loaded annotator at one item at most. With `one_task_per_summary`
+    an annotator never gets two items (of different tasks) that show the same summary; items of one
+    summary are handed out together so that the constraint costs no balance.
+    """
+    k = study.annotators_per_item
+    annotators = list(study.annotators.filter(is_active=True).order_by("pk"))
+    rng = random.Random(seed)
+    rng.shuffle(annotators)
+    assignments = _study_assignments(study)
+    live = assignments.exclude(status=RECLAIMED)
+    load = _per_annotator(live, Count("id"))
+    positions = _per_annotator(assignments, Max("position"))
+    items = list(
+        StudyItem.objects.filter(study_task__study=study)
+        .annotate(n=Count("assignments", filter=~Q(assignments__status=RECLAIMED)))
+        .filter(n__lt=k)
+        .order_by("summary_id", "study_task__task", "pk")
+    )
+    if not items:
+        return 0
+    taken = set(assignments.filter(item__in=items).values_list("item_id", "annotator_id"))
+    seen_summary: dict[int, set[int]] = defaultdict(set)
+    if study.one_task_per_summary:
+        rows = live.filter(item__summary_id__in={item.summary_id for item in items})
+        for summary_id, annotator_id in rows.values_list("item__summary_id", "annotator_id"):
+            seen_summary[summary_id].add(annotator_id)
+    new: list[Assignment] = []
+    for item in items:
+        candidates = [
+            user
+            for user in annotators
+            if (item.pk, user.pk) not in taken and user.pk not in seen_summary.get(item.summary_id, ())
+        ]
+        needed = k - item.n
+        if len(candidates) < needed:
+            reason = " (nobody may see a summary in two tasks)" if study.one_task_per_summary else ""
+            raise ValidationError(
+                {
+                    "annotators": f"Item {item.pk} needs {needed} more annotators but only {len(candidates)} "
+                    f"are free{reason}. Add annotators or lower k."
+                }
+            )
+        # Stable sort on the shuffled list: ties are broken by the seeded order, not by user id.
+        for user in sorted(candidates, key=lambda u: load.get(u.pk, 0))[:needed]:
+            load[user.pk] = load.get(user.pk, 0) + 1
+            positions[user.pk] = positions.get(user.pk, 0) + 1
+            if study.one_task_per_summary:
+                seen_summary[item.summary_id].add(user.pk)
+            # The annotator's queue follows the order in which work was handed out.
+            new.append(Assignment(item=item, annotator=user, position=positions[user.pk]))
+    Assignment.objects.bulk_create(new)
+    return len(new)
+
+
+@transaction.atomic
+def assignments_reclaim(*, study: Study, now: datetime | None = None) -> int:
+    """Give open assignments nobody touched for the study's reclaim time to other annotators.
+
+    The item still lacks its k judgements (the assignment is open), so it moves to the annotator with
+    the fewest open items who may take it. Rows being submitted right now are locked and skipped.
+    Returns how many assignments moved.
+    """
+    if not study.reclaim_after_hours:
+        return 0
+    now = now or timezone.now()
+    cutoff = now - timedelta(hours=study.reclaim_after_hours)
+    stale = list(
+        _study_assignments(study)
+        .filter(status=OPEN, touched_at__lt=cutoff)
+        .select_for_update(skip_locked=True, of=("self",))
+        .select_related("item")
+        .order_by("touched_at", "pk")
+    )
+    if not stale:
+        return 0
+    annotators = list(study.annotators.filter(is_active=True).order_by("pk"))
+    assignments = _study_assignments(study)
+    live = assignments.exclude(status=RECLAIMED)
+    open_load = _per_annotator(live.filter(status=OPEN), Count("id"))
+    load = _per_annotator(live, Count("id"))
+    positions = _per_annotator(assignments, Max("position"))
+    item_ids = {a.item_id for a in stale}
+    taken = set(assignments.filter(item_id__in=item_ids).values_list("item_id", "annotator_id"))
+    seen_summary: dict[int, set[int]] = defaultdict(set)
+    if study.one_task_per_summary:
+        summary_ids = {a.item.summary_id for a in stale}
+        for summary_id, annotator_id in live.filter(item__summary_id__in=summary_ids).values_list(
+            "item__summary_id", "annotator_id"
+        ):
+            seen_summary[summary_id].add(annotator_id)
+    moved: list[Assignment] = []
+    reclaimed: list[int] = []
+    for old in stale:
+        candidates = [
+            user
+            for user in annotators
+            if (old.item_id, user.pk) not in taken and user.pk not in seen_summary.get(old.item.summary_id, ())
+        ]
+        if not candidates:
+            continue  # nobody else may take it; it stays where it is
+        user = min(candidates, key=lambda u: (open_load.get(u.pk, 0), load.get(u.pk, 0), u.pk))
+        for counter in (open_load, load, positions):
+            counter[user.pk] = counter.get(user.pk, 0) + 1
+        open_load[old.annotator_id] = open_load.get(old.annotator_id, 1) - 1
+        load[old.annotator_id] = load.get(old.annotator_id, 1) - 1
+        taken.add((old.item_id, user.pk))
+        if study.one_task_per_summary:
+            seen_summary[old.item.summary_id].discard(old.annotator_id)
+            seen_summary[old.item.summary_id].add(user.pk)
+        reclaimed.append(old.pk)
+        moved.append(Assignment(item_id=old.item_id, annotator=user, position=positions[user.pk], touched_at=now))
+    Assignment.objects.filter(pk__in=reclaimed).update(status=RECLAIMED, updated_at=now)
+    Assignment.objects.bulk_create(moved)
+    return len(moved)
+
+
+def studies_reclaim_all(*, now: datetime | None = None) -> dict[int, int]:
+    """Reclaim in every study that has a reclaim time (for a periodic job); study id -> assignments moved."""
+    moved = {}
+    for study in Study.objects.filter(kind=Study.Kind.STUDY).exclude(reclaim_after_hours=None):
+        moved[study.pk] = assignments_reclaim(study=study, now=now)
+    return moved
+
+
+def _managed(study: Study) -> None:
+    if study.kind != Study.Kind.STUDY:
+        raise ValidationError(f"{study.name!r} holds imported judgements; it has no annotators or settings to change.")
+
+
+@transaction.atomic
+def study_annotators_add(*, study: Study, annotators: Sequence[AbstractUser]) -> int:
+    """Add annotators to a running study; items lacking annotators are topped up to k. Returns new assignments."""
+    _managed(study)
+    study.annotators.add(*annotators)
+    return assignments_distribute(study=study)
+
+
+@transaction.atomic
+def study_annotator_remove(*, study: Study, annotator: AbstractUser) -> int:
+    """Take an annotator out of a study: their open items go to others, their submitted work stays.
+
+    Returns how many assignments were handed to others. Fails (and changes nothing) when too few
+    annotators remain for k.
+    """
+    _managed(study)
+    if not study.annotators.filter(pk=annotator.pk).exists():
+        raise ValidationError({"annotator": f"{annotator.get_username()} is not an annotator of this study."})
+    study.annotators.remove(annotator)
+    _study_assignments(study).filter(annotator=annotator, status=OPEN).delete()
+    return assignments_distribute(study=study)
+
+
+@transaction.atomic
+def study_settings_update(*, study: Study, annotators_per_item: int, reclaim_after_hours: int | None) -> int:
+    """Change k (only upwards in a running study: judgements already made stay) and the reclaim time.
+
+    Returns the assignments created to top items up to the new k.
+    """
+    _managed(study)
+    if annotators_per_item < study.annotators_per_item:
+        raise ValidationError(
+            {"annotators_per_item": f"k can only grow in a running study (it is {study.annotators_per_item})."}
+        )
+    _reclaim_hours_check(reclaim_after_hours)
+    study.annotators_per_item = annotators_per_item
+    study.reclaim_after_hours = reclaim_after_hours
+    study.save(update_fields=["annotators_per_item", "reclaim_after_hours"])
+    return assignments_distribute(study=study)
+
+
+@transaction.atomic
+def study_task_guidelines_update(
+    *, study_task: StudyTask, text: str, user: AbstractUser | None
+) -> GuidelinesVersion | None:
+    """Save new guidelines as the next version; None when the text did not change."""
+    text = text.strip()
+    locked = StudyTask.objects.select_for_update().get(pk=study_task.pk)
+    if text == locked.guidelines.strip():
+        return None
+    locked.guidelines = text
+    locked.guidelines_version += 1
+    locked.save(update_fields=["guidelines", "guidelines_version"])
+    study_task.guidelines, study_task.guidelines_version = locked.guidelines, locked.guidelines_version
+    return GuidelinesVersion.objects.create(
+        study_task=locked, version=locked.guidelines_version, text=text, created_by=user
+    )
+
+
+# --- an annotator's work -------------------------------------------------------------------------------
+
+
+def _writable(assignment: Assignment, user: AbstractUser) -> None:
+    if assignment.annotator_id != user.pk:
+        raise PermissionDenied("This item is not assigned to you.")
+    if assignment.status == RECLAIMED:
+        raise PermissionDenied("This item was given to another annotator after it stayed untouched.")
+
+
+def clean_submission(
+    *, item_task: str, units: Sequence[Any], summary_text: str, params: Mapping[str, Any], submission: Submission
+) -> list[Any]:
+    """Task validation as Django's ValidationError (the views and services speak that). Every text of the
+    submission must be storable (no NUL, no lone surrogate) and every number finite."""
+    try:
+        json_check(
+            {"labels": submission.labels, "notes": submission.notes, "spans": submission.spans, "edit": submission.edit}
+        )
+    except InputError as exc:
+        raise ValidationError({exc.field: str(exc)}) from None
+    try:
+        return get_task(item_task).clean(submission, units=units, summary_text=summary_text, params=params)
+    except SubmissionError as exc:
+        raise ValidationError(exc.messages) from exc
+
+
+@transaction.atomic
+def assignment_submit(
+    *,
+    assignment: Assignment,
+    user: AbstractUser,
+    labels: Mapping[Any, Any] | None = None,
+    notes: Mapping[Any, Any] | None = None,
+    spans: Sequence[Any] | None = None,
+    edit: Mapping[str, Any] | None = None,
+    comment: str = "",
+    seconds: float = 0.0,
+    guidelines_version: int | None = None,
+) -> Assignment:
+    """Store the annotator's complete work on an item and mark it done.
+
+    Submitting again (a second tab, a double click, a later edit) replaces the same judgement set: the
+    assignment row is locked, judgements are upserted on (assignment, unit) and units no longer judged
+    (a removed span, a FEQA follow-up that no longer applies) are deleted, so two tabs submitting at
+    once leave exactly one of the two submissions.
+    """
+    _writable(assignment, user)
+    # The views check all this already; a service is also called by scripts and must never store what
+    # breaks every later read of the row (NaN seconds, NUL or a lone surrogate in a text).
+    try:
+        seconds = finite_number(seconds, field="seconds", minimum=0, maximum=MAX_REPORTED_SECONDS)
+        storable_text(comment, field="comment", max_chars=MAX_COMMENT_CHARS)
+    except InputError as exc:
+        raise ValidationError({exc.field: str(exc)}) from None
+    membership = Study.annotators.through.objects.filter(study_id=OuterRef("item__study_task__study_id"), user=user)
+    locked = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("item__study_task", "item__summary", "item__explanation")
+        .annotate(member=Exists(membership))
+        .get(pk=assignment.pk)
+    )
+    _writable(locked, user)
+    study_task = locked.item.study_task
+    if not locked.member:
+        raise PermissionDenied("You are no longer an annotator of this study.")
+    version = study_task.guidelines_version if guidelines_version is None else guidelines_version
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= study_task.guidelines_version:
+        raise ValidationError(
+            f"guidelines version {guidelines_version!r} does not exist (current: {study_task.guidelines_version})"
+        )
+    judgements = clean_submission(
+        item_task=study_task.task,
+        units=item_units(locked.item),
+        summary_text=locked.item.summary.text,
+        params=locked.item.params,
+        submission=Submission(labels=labels or {}, notes=notes or {}, spans=spans or (), edit=edit),
+    )
+    locked.judgements.exclude(unit_index__in=[j.unit_index for j in judgements]).delete()
+    Judgement.objects.bulk_create(
+        [
+            Judgement(
+                assignment=locked,
+                unit_index=j.unit_index,
+                unit_text=j.unit_text,
+                label=j.label,
+                start=j.start,
+                end=j.end,
+                note=j.note,
+                data=dict(j.data),
+            )
+            for j in judgements
+        ],
+        update_conflicts=True,
+        unique_fields=["assignment", "unit_index"],
+        update_fields=["label", "unit_text", "start", "end", "note", "data", "updated_at"],
+    )
+    now = timezone.now()
+    locked.status = DONE
+    locked.submitted_at = locked.submitted_at or now
+    locked.comment = comment.strip()
+    locked.time_spent += min(seconds, MAX_SECONDS_PER_SUBMISSION)
+    locked.guidelines_version = version
+    locked.draft, locked.draft_saved_at, locked.touched_at = {}, None, now
+    locked.save(
+        update_fields=[
+            "status",
+            "submitted_at",
+            "comment",
+            "time_spent",
+            "guidelines_version",
+            "draft",
+            "draft_saved_at",
+            "touched_at",
+            "updated_at",
+        ]
+    )
+    return locked
+
+
+def assignment_draft_save(*, assignment_id: int, user: AbstractUser, draft: Any) -> datetime:
+    """Keep unsubmitted work on the server; a reload or another device continues from it.
+
+    Drafts are saved with every change, so this is one UPDATE. They are partial by nature: only their
+    shape and size are checked; the submission checks the rest. Raises Assignment.DoesNotExist for an
+    assignment the user may not read (unknown, someone else's, of a study they were removed from: no
+    probing of ids) and PermissionDenied for their own that was given to someone else.
+    """
+    if not isinstance(draft, dict):
+        raise ValidationError("draft: give an object")
+    try:
+        json_check(draft, field="draft")
+    except InputError as exc:
+        raise ValidationError({exc.field: str(exc)}) from None
+    size = len(json.dumps(draft))
+    if size > MAX_DRAFT_BYTES:
+        raise ValidationError(f"draft: {size} bytes; at most {MAX_DRAFT_BYTES}")
+    now = timezone.now()
+    own = annotator_assignments(user=user).filter(pk=assignment_id)
+    updated = own.exclude(status=RECLAIMED).update(draft=draft, draft_saved_at=now, touched_at=now, updated_at=now)
+    if not updated:
+        _writable(own.only("annotator_id", "status").get(), user)
+    return now
+
+
+def assignment_touch(*, assignment: Assignment) -> None:
+    """Opening an item counts as touching it: an item someone is looking at is not reclaimed."""
+    Assignment.objects.filter(pk=assignment.pk, status=OPEN).update(touched_at=timezone.now())

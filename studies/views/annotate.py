@@ -1,0 +1,161 @@
+"""Annotator pages: the dashboard, the annotation view, its draft and submission endpoints."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from protocols.minimal_edit import edit_diff
+from protocols.tasks import get_task
+from studies.models import Assignment, Study
+from studies.selectors import assignments as selectors
+from studies.services.studies import (
+    assignment_draft_save,
+    assignment_submit,
+    assignment_touch,
+    assignments_reclaim,
+)
+from studies.views.frame import frame_context, json_body, submission_arguments, task_state
+
+
+@login_required
+@require_GET
+def dashboard(request: HttpRequest) -> HttpResponse:
+    assignments = list(selectors.assignments_for_annotator(user=request.user))
+    for assignment in assignments:
+        assignment.task_name = get_task(assignment.item.study_task.task).name
+    remaining = sum(1 for a in assignments if a.status == Assignment.Status.ASSIGNED)
+    return render(
+        request,
+        "annotations/dashboard.html",
+        {"assignments": assignments, "remaining": remaining, "done": len(assignments) - remaining},
+    )
+
+
+@login_required
+@require_GET
+def annotate_next(request: HttpRequest) -> HttpResponse:
+    assignment_id = selectors.assignment_next_open_id(user=request.user)
+    if assignment_id is None:
+        # Nothing left here: take over work that others left untouched for longer than their study allows.
+        for study in Study.objects.filter(annotators=request.user).exclude(reclaim_after_hours=None):
+            assignments_reclaim(study=study)
+        assignment_id = selectors.assignment_next_open_id(user=request.user)
+    if assignment_id is None:
+        messages.success(request, "Everything assigned to you is done. Thank you!")
+        return redirect("dashboard")
+    return redirect("annotate", assignment_id=assignment_id)
+
+
+def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
+    try:
+        return selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+    except Assignment.DoesNotExist:
+        raise Http404("No such item in your queue.") from None
+
+
+@login_required
+@require_GET
+def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = _own_assignment(request, assignment_id)
+    assignment_touch(assignment=assignment)
+    item = assignment.item
+    task = get_task(item.study_task.task)
+    queue = selectors.assignment_queue_position(assignment=assignment)
+    submitted = assignment.status == Assignment.Status.SUBMITTED
+    state = {
+        **task_state(task=task, item=item, units=selectors.item_units(item)),
+        "mode": "assignment",
+        "draftKey": f"faithanno:draft:{assignment.pk}",
+        "saved": selectors.assignment_saved_work(assignment=assignment),
+        "draft": assignment.draft or None,
+        "comment": assignment.comment,
+        "submitted": submitted,
+        "submittedAt": assignment.submitted_at.timestamp() * 1000 if assignment.submitted_at else None,
+        "guidelinesVersion": item.study_task.guidelines_version,
+        "submitUrl": reverse("annotate_submit", args=[assignment.pk]),
+        "draftUrl": reverse("annotate_draft", args=[assignment.pk]),
+        "nextUrl": reverse("annotate", args=[queue.next_id]) if queue.next_id else None,
+        "previousUrl": reverse("annotate", args=[queue.previous_id]) if queue.previous_id else None,
+        "continueUrl": reverse("annotate_next"),
+        "dashboardUrl": reverse("dashboard"),
+    }
+    return render(
+        request,
+        "annotations/annotate.html",
+        frame_context(
+            study_task=item.study_task,
+            task=task,
+            state=state,
+            examples=selectors.task_examples(study_task=item.study_task),
+            assignment=assignment,
+            queue=queue,
+        ),
+    )
+
+
+def _assignment_or_404(request: HttpRequest, assignment_id: int) -> Assignment:
+    """The user's own assignment (a reclaimed one too: saving it answers why not); anyone else's, or one of
+    a study they were removed from, answers 404 as on the API, so ids cannot be probed."""
+    assignment = (
+        selectors.annotator_assignments(user=request.user)
+        .filter(pk=assignment_id)
+        .select_related("item__study_task", "item__summary")
+        .only("pk", "annotator_id", "status", "item__study_task__task", "item__summary__text")
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such item.")
+    return assignment
+
+
+@login_required
+@require_POST
+def annotate_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = _assignment_or_404(request, assignment_id)
+    body = json_body(request)
+    if isinstance(body, JsonResponse):
+        return body
+    arguments = submission_arguments(body)  # bad input raises InputError: a 400 naming the field
+    try:
+        saved = assignment_submit(assignment=assignment, user=request.user, **arguments)
+    except PermissionDenied as exc:
+        return JsonResponse({"errors": [str(exc)]}, status=403)
+    except ValidationError as exc:
+        return JsonResponse({"errors": exc.messages}, status=400)
+    following = selectors.assignment_next_open_id(user=request.user)
+    return JsonResponse(
+        {"status": saved.status, "next": reverse("annotate", args=[following]) if following else reverse("dashboard")}
+    )
+
+
+@login_required
+@require_POST
+def annotate_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    body = json_body(request)
+    if isinstance(body, JsonResponse):
+        return body
+    draft = body.get("draft")
+    try:
+        saved_at = assignment_draft_save(assignment_id=assignment_id, user=request.user, draft=draft)
+    except Assignment.DoesNotExist:
+        raise Http404("No such item.") from None
+    except PermissionDenied as exc:
+        return JsonResponse({"errors": [str(exc)]}, status=403)
+    except ValidationError as exc:
+        return JsonResponse({"errors": exc.messages}, status=400)
+    answer = {"savedAt": saved_at.isoformat()}
+    task_part = draft.get("task") if isinstance(draft.get("task"), dict) else {}
+    edited = task_part["edit"].get("text") if isinstance(task_part.get("edit"), dict) else None
+    if isinstance(edited, str):
+        # The minimal-edit check runs on the server only, so the warning shown is the one the data will get.
+        assignment = _assignment_or_404(request, assignment_id)
+        if get_task(assignment.item.study_task.task).edit:
+            answer["diff"] = edit_diff(assignment.item.summary.text, edited).as_dict()
+            answer["edited"] = edited
+    return JsonResponse(answer)

@@ -1,0 +1,282 @@
+"""Researcher pages: studies, their set-up, annotators, examples and guidelines.
+
+A study's progress and agreement page is analysis.views.studies.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from common.validation import MAX_ID, InputError, bounded_int
+from common.views import researcher_required
+from corpus.models import Dataset, Summary
+from protocols.tasks import get_task
+from studies.forms import (
+    AnnotatorsAddForm,
+    DatasetChoiceForm,
+    ExampleCreateForm,
+    GuidelinesForm,
+    StudyCreateForm,
+    StudySettingsForm,
+)
+from studies.models import Study, StudyExample, StudyTask
+from studies.selectors.access import studies_for_user
+from studies.selectors.assignments import item_units, saved_work, task_examples
+from studies.selectors.selection import selection_options
+from studies.services import examples as example_services
+from studies.services.studies import (
+    assignments_reclaim,
+    study_annotator_remove,
+    study_annotators_add,
+    study_create,
+    study_settings_update,
+    study_task_guidelines_update,
+)
+from studies.views.frame import frame_context, json_body, submission_parts, task_state
+
+EXAMPLE_CANDIDATES = 300
+
+
+def visible_study(request: HttpRequest, study_id: int) -> Study:
+    """A study the user runs (admins: any). Other studies answer 404, not 403: their ids are nobody's business."""
+    return get_object_or_404(studies_for_user(user=request.user), pk=study_id)
+
+
+def _visible_task(request: HttpRequest, study_id: int, task_id: int) -> StudyTask:
+    study = visible_study(request, study_id)
+    return get_object_or_404(StudyTask.objects.select_related("study__dataset"), pk=task_id, study=study)
+
+
+def _errors_to_messages(request: HttpRequest, exc: ValidationError) -> None:
+    for message in exc.messages:
+        messages.error(request, message)
+
+
+@researcher_required
+@require_GET
+def studies(request: HttpRequest) -> HttpResponse:
+    return render(request, "annotations/studies.html", {"studies": studies_for_user(user=request.user)})
+
+
+@researcher_required
+def study_new(request: HttpRequest) -> HttpResponse:
+    """Step one chooses the dataset (GET ?dataset=), step two everything that depends on it."""
+    try:
+        dataset_id = bounded_int(
+            request.POST.get("dataset") or request.GET.get("dataset") or "", field="dataset", minimum=1, maximum=MAX_ID
+        )
+    except InputError:
+        dataset_id = None  # no dataset chosen yet, or not an id: step one
+    dataset = Dataset.objects.filter(pk=dataset_id).first() if dataset_id is not None else None
+    if dataset is None:
+        return render(request, "annotations/study_form.html", {"dataset_form": DatasetChoiceForm()})
+    options = selection_options(dataset=dataset)
+    form = StudyCreateForm(request.POST or None, options=options, initial={"dataset": dataset})
+    if request.method == "POST" and form.is_valid():
+        try:
+            plan = study_create(dataset=dataset, created_by=request.user, **form.study_create_options())
+        except ValidationError as exc:
+            for message in exc.messages:
+                form.add_error(None, message)
+        else:
+            skipped = "".join(f" {task}: {n} summaries skipped (nothing to judge)." for task, n in plan.skipped.items())
+            notes = "".join(f" {note}." for note in plan.notes)
+            messages.success(
+                request, f"Study created: {plan.items} items, {plan.assignments} assignments.{skipped}{notes}"
+            )
+            return redirect("study_detail", study_id=plan.study.pk)
+    return render(request, "annotations/study_form.html", {"form": form, "dataset": dataset, "options": options})
+
+
+@researcher_required
+@require_POST
+def study_settings(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = visible_study(request, study_id)
+    form = StudySettingsForm(request.POST)
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            messages.error(request, f"{field}: {' '.join(errors)}")
+        return redirect("study_detail", study_id=study.pk)
+    try:
+        created = study_settings_update(
+            study=study,
+            annotators_per_item=form.cleaned_data["annotators_per_item"],
+            reclaim_after_hours=form.cleaned_data["reclaim_after_hours"],
+        )
+    except ValidationError as exc:
+        _errors_to_messages(request, exc)
+    else:
+        messages.success(request, f"Settings saved; {created} new assignments.")
+    return redirect("study_detail", study_id=study.pk)
+
+
+@researcher_required
+@require_POST
+def study_annotators(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Add annotators (items are topped up to k) or remove one (their open items go to the others)."""
+    study = visible_study(request, study_id)
+    try:
+        if "remove" in request.POST:
+            user_id = bounded_int(request.POST["remove"], field="remove", minimum=1, maximum=MAX_ID)
+            annotator = get_object_or_404(get_user_model(), pk=user_id)
+            moved = study_annotator_remove(study=study, annotator=annotator)
+            messages.success(request, f"Removed {annotator.get_username()}; {moved} items handed to others.")
+        else:
+            form = AnnotatorsAddForm(request.POST, exclude=study.annotators.values_list("pk", flat=True))
+            if not form.is_valid():
+                messages.error(request, "Choose annotators to add.")
+                return redirect("study_detail", study_id=study.pk)
+            created = study_annotators_add(study=study, annotators=list(form.cleaned_data["annotators"]))
+            names = ", ".join(user.get_username() for user in form.cleaned_data["annotators"])
+            messages.success(request, f"Added {names}; {created} new assignments.")
+    except ValidationError as exc:
+        _errors_to_messages(request, exc)
+    return redirect("study_detail", study_id=study.pk)
+
+
+@researcher_required
+@require_POST
+def study_reclaim(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = visible_study(request, study_id)
+    if not study.reclaim_after_hours:
+        messages.error(request, "Set a reclaim time first.")
+    else:
+        moved = assignments_reclaim(study=study)
+        messages.success(request, f"{moved} untouched assignments given to other annotators.")
+    return redirect("study_detail", study_id=study.pk)
+
+
+@researcher_required
+def study_task_guidelines(request: HttpRequest, study_id: int, task_id: int) -> HttpResponse:
+    study_task = _visible_task(request, study_id, task_id)
+    form = GuidelinesForm(request.POST or None, initial={"text": study_task.guidelines})
+    if request.method == "POST" and form.is_valid():
+        version = study_task_guidelines_update(study_task=study_task, text=form.cleaned_data["text"], user=request.user)
+        if version is None:
+            messages.info(request, "The guidelines did not change.")
+        else:
+            messages.success(request, f"Saved as version {version.version}; new judgements record it.")
+        return redirect("study_task_guidelines", study_id=study_id, task_id=study_task.pk)
+    return render(
+        request,
+        "annotations/study_guidelines.html",
+        {
+            "study_task": study_task,
+            "definition": get_task(study_task.task),
+            "form": form,
+            "versions": study_task.guideline_versions.select_related("created_by"),
+        },
+    )
+
+
+def _example_candidates(study_task: StudyTask) -> QuerySet[Summary]:
+    summaries = (
+        Summary.objects.filter(document__dataset_id=study_task.study.dataset_id)
+        .exclude(study_items__study_task=study_task)
+        .select_related("document")
+        .order_by("document__external_id", "external_id")
+    )
+    if get_task(study_task.task).references_only:
+        summaries = summaries.filter(is_reference=True)
+    return summaries
+
+
+@researcher_required
+def study_task_examples(request: HttpRequest, study_id: int, task_id: int) -> HttpResponse:
+    study_task = _visible_task(request, study_id, task_id)
+    candidates = _example_candidates(study_task)
+    form = ExampleCreateForm(request.POST or None, summaries=candidates)
+    if request.method == "POST" and form.is_valid():
+        try:
+            example = example_services.study_example_create(
+                study_task=study_task,
+                summary=form.cleaned_data["summary"],
+                user=request.user,
+                explanation_text=form.cleaned_data["explanation_text"],
+                error_type=form.cleaned_data["error_type"] or None,
+            )
+        except ValidationError as exc:
+            for message in exc.messages:
+                form.add_error(None, message)
+        else:
+            return redirect("study_example_annotate", study_id=study_id, example_id=example.pk)
+    form.fields["summary"].queryset = candidates[:EXAMPLE_CANDIDATES]
+    return render(
+        request,
+        "annotations/study_examples.html",
+        {
+            "study_task": study_task,
+            "definition": get_task(study_task.task),
+            "form": form,
+            "examples": study_task.examples.select_related("summary__document").order_by("position", "pk"),
+        },
+    )
+
+
+def _visible_example(request: HttpRequest, study_id: int, example_id: int) -> StudyExample:
+    study = visible_study(request, study_id)
+    return get_object_or_404(
+        StudyExample.objects.select_related("study_task__study", "summary__document", "explanation"),
+        pk=example_id,
+        study_task__study=study,
+    )
+
+
+@researcher_required
+@require_GET
+def study_example_annotate(request: HttpRequest, study_id: int, example_id: int) -> HttpResponse:
+    """The task view itself, in example mode: what the researcher labels here is what annotators will see."""
+    example = _visible_example(request, study_id, example_id)
+    study_task = example.study_task
+    task = get_task(study_task.task)
+    state = {
+        **task_state(task=task, item=example, units=item_units(example)),
+        "mode": "example",
+        "draftKey": None,
+        "saved": saved_work(task_key=study_task.task, judgements=example.judgements),
+        "draft": None,
+        "comment": example.explanation_text,
+        "submitted": example.annotated_at is not None,
+        "submittedAt": None,
+        "guidelinesVersion": study_task.guidelines_version,
+        "submitUrl": reverse("study_example_submit", args=[study_id, example.pk]),
+        "draftUrl": None,
+        "dashboardUrl": reverse("study_task_examples", args=[study_id, study_task.pk]),
+    }
+    return render(
+        request,
+        "annotations/annotate.html",
+        frame_context(study_task=study_task, task=task, state=state, examples=task_examples(study_task=study_task)),
+    )
+
+
+@researcher_required
+@require_POST
+def study_example_submit(request: HttpRequest, study_id: int, example_id: int) -> HttpResponse:
+    example = _visible_example(request, study_id, example_id)
+    body = json_body(request)
+    if isinstance(body, JsonResponse):
+        return body
+    parts = submission_parts(body)  # bad input raises InputError: a 400 naming the field
+    try:
+        example_services.study_example_annotate(example=example, explanation_text=body.get("comment"), **parts)
+    except ValidationError as exc:
+        return JsonResponse({"errors": exc.messages}, status=400)
+    return JsonResponse({"next": reverse("study_task_examples", args=[study_id, example.study_task_id])})
+
+
+@researcher_required
+@require_POST
+def study_example_remove(request: HttpRequest, study_id: int, example_id: int) -> HttpResponse:
+    example = _visible_example(request, study_id, example_id)
+    task_id = example.study_task_id
+    example_services.study_example_delete(example=example)
+    messages.success(request, "Example deleted.")
+    return redirect("study_task_examples", study_id=study_id, task_id=task_id)

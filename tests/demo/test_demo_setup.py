@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from common import roles
+from corpus.models import Document, Summary
+from demo.management.commands.demo_setup import (
+    DEMO_BUMP,
+    DEMO_DATASET,
+    DEMO_PASSWORD,
+    DEMO_PROTOCOLS,
+    DEMO_STUDY,
+    _majority_spans,
+)
+from scoring.models import Explanation
+from studies.models import Assignment, Study, StudyExample, StudyItem
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_sets_up_the_demo_once_and_prints_the_accounts() -> None:
+    out = io.StringIO()
+    call_command("demo_setup", "--url", "http://127.0.0.1:8123", stdout=out, stderr=io.StringIO())
+    text = out.getvalue()
+    assert "open http://127.0.0.1:8123/" in text and DEMO_PASSWORD in text
+    assert Document.objects.filter(dataset__name=DEMO_DATASET).count() == 20
+    assert Summary.objects.filter(document__dataset__name=DEMO_DATASET).count() == 100
+    assert Explanation.objects.filter(metric="bertscore", error="").count() == 100
+    for metric in ("entailment", "qags_cloze"):  # offline: QAGS is its cloze fallback
+        assert Explanation.objects.filter(metric=metric).count() == 100
+    users = get_user_model().objects
+    for name in ("alice", "bob", "carol"):
+        assert roles.user_is_annotator(users.get(username=name)) and users.get(username=name).check_password(
+            DEMO_PASSWORD
+        )
+    assert roles.user_has_role(users.get(username="rita"), roles.RESEARCHER)
+    assert users.get(username="admin").is_superuser
+    study = Study.objects.get(name=DEMO_STUDY)
+    assert Assignment.objects.filter(item__study_task__study=study).count() == 24
+    assert Study.objects.filter(kind=Study.Kind.IMPORTED, dataset__name=DEMO_DATASET).exists()
+
+    protocols = Study.objects.get(name=DEMO_PROTOCOLS)
+    assert set(protocols.tasks.values_list("task", flat=True)) >= {
+        "sentence_consistency",
+        "feqa",
+        "hallucination_spans",
+    }
+    assert protocols.selection["mode"] == "controversial" and protocols.selection["max_sentences"] == 15
+    items = StudyItem.objects.filter(study_task__study=protocols)
+    assert items.filter(study_task__task="feqa").count() == 4
+    assert all(item.assignments.count() == 2 for item in items)
+    examples = StudyExample.objects.filter(study_task__study=protocols).exclude(annotated_at=None)
+    assert examples.filter(study_task__task="hallucination_spans").count() == 3
+    assert not examples.filter(summary__in=items.values("summary")).exists()
+    marked = [e for e in examples.filter(study_task__task="hallucination_spans") if e.judgements]
+    assert len(marked) == 2 and all(j["label"] in ("intrinsic", "extrinsic") for e in marked for j in e.judgements)
+    bump = Study.objects.get(name=DEMO_BUMP)
+    assert not StudyItem.objects.filter(study_task__study=bump, summary__is_reference=False).exists()
+    assert StudyItem.objects.filter(study_task__study=bump).count() == 6
+
+    before = (Summary.objects.count(), Explanation.objects.count(), Assignment.objects.count(), users.count())
+    call_command("demo_setup", stdout=io.StringIO(), stderr=io.StringIO())
+    assert (
+        Summary.objects.count(),
+        Explanation.objects.count(),
+        Assignment.objects.count(),
+        users.count(),
+    ) == before
+
+
+def test_it_takes_the_spans_most_crowd_workers_agree_on() -> None:
+    text = "A man was hit by a lorry in Dumfries on Monday."
+    workers = [
+        [(28, 36, "extrinsic"), (40, 46, "extrinsic")],
+        [(25, 36, "intrinsic"), (40, 46, "extrinsic")],
+        [(28, 36, "extrinsic")],
+    ]
+    assert _majority_spans(text, workers) == [(28, 36, "extrinsic"), (40, 46, "extrinsic")]
+    assert _majority_spans(text, [[(0, 5, "intrinsic")], [], []]) == []
