@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+from django.core.management.base import CommandError
 from django.db.models import Count, Q, QuerySet
 
 from corpus.models import Dataset, Document, Summary
+
+
+class DatasetNotFound(CommandError, LookupError):
+    """No dataset has the name; a CommandError so that a command that looks one up prints the message and exits
+    with status 1 without a wrapper of its own."""
+
+
+def dataset_by_name(*, name: str) -> Dataset:
+    """The dataset called `name`; every command resolves its --dataset through this one function."""
+    dataset = Dataset.objects.filter(name=name).first()
+    if dataset is None:
+        existing = list(Dataset.objects.order_by("name").values_list("name", flat=True))
+        known = ", ".join(repr(n) for n in existing) if existing else "none yet (import one with import_dataset)"
+        raise DatasetNotFound(f"No dataset named {name!r}. Datasets: {known}.")
+    return dataset
 
 
 def datasets_with_counts() -> QuerySet[Dataset]:

@@ -6,12 +6,12 @@ draft endpoint returns it so the annotator sees the warning while editing.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
-TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+from protocols.words import word_tokens
+
 # BUMP asks for one error through a minimal edit; its examples change one to three words
 # ("homegrown" -> "foreign", "$105 million" -> "$250 million").
 MAX_CHANGED_WORDS = 5
@@ -43,13 +43,9 @@ class EditDiff:
         return asdict(self)
 
 
-def _tokens(text: str) -> list[tuple[str, int, int]]:
-    return [(match.group(), match.start(), match.end()) for match in TOKEN.finditer(text)]
-
-
 def edit_diff(reference: str, edited: str) -> EditDiff:
     """Word-level changes from reference to edited, merged into places, with the minimal-edit warnings."""
-    old, new = _tokens(reference), _tokens(edited)
+    old, new = word_tokens(reference), word_tokens(edited)
     matcher = SequenceMatcher(a=[t[0] for t in old], b=[t[0] for t in new], autojunk=False)
     regions: list[list[int]] = []  # [i1, i2, j1, j2, changed words] in tokens
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

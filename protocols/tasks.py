@@ -10,18 +10,17 @@ agreement code and the importers look tasks up here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from protocols.minimal_edit import edit_diff
+from protocols.words import word_tokens
 
 MAX_NOTE_CHARS = 2000
 MAX_EDIT_CHARS = 5000
 # Maynez et al. mark each hallucination once: the spans of one submission may not overlap.
 SPANS_MAY_OVERLAP = False
-WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,7 +353,7 @@ def sentence_texts(summary_text: str, sentences: Sequence[Sequence[int]]) -> lis
 
 def word_spans(text: str) -> list[list[int]]:
     """Words and punctuation marks as [start, end] offsets: what span selection snaps to."""
-    return [[match.start(), match.end()] for match in WORD.finditer(text)]
+    return [[start, end] for _, start, end in word_tokens(text)]
 
 
 def bertscore_units(payload: Mapping[str, Any]) -> list[Unit]:

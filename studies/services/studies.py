@@ -356,6 +356,12 @@ def assignments_reclaim(*, study: Study, now: datetime | None = None) -> int:
     return len(moved)
 
 
+def assignments_reclaim_for_annotator(*, user: AbstractUser, now: datetime | None = None) -> int:
+    """Reclaim stale work in the studies the user annotates (the user asked for more); assignments moved."""
+    studies = Study.objects.filter(kind=Study.Kind.STUDY, annotators=user).exclude(reclaim_after_hours=None)
+    return sum(assignments_reclaim(study=study, now=now) for study in studies)
+
+
 def studies_reclaim_all(*, now: datetime | None = None) -> dict[int, int]:
     """Reclaim in every study that has a reclaim time (for a periodic job); study id -> assignments moved."""
     moved = {}

@@ -8,17 +8,17 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from protocols.minimal_edit import edit_diff
 from protocols.tasks import get_task
-from studies.models import Assignment, Study
+from studies.models import Assignment
 from studies.selectors import assignments as selectors
 from studies.services.studies import (
     assignment_draft_save,
     assignment_submit,
     assignment_touch,
-    assignments_reclaim,
+    assignments_reclaim_for_annotator,
 )
 from studies.views.frame import frame_context, json_body, submission_arguments, task_state
 
@@ -38,14 +38,14 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 def annotate_next(request: HttpRequest) -> HttpResponse:
+    """GET only reads the queue (a link, a prefetch or a crawler changes nobody's work). POST, from the
+    dashboard's button once the queue is empty, first takes over work others left untouched for longer than
+    their study allows."""
+    if request.method == "POST":
+        assignments_reclaim_for_annotator(user=request.user)
     assignment_id = selectors.assignment_next_open_id(user=request.user)
-    if assignment_id is None:
-        # Nothing left here: take over work that others left untouched for longer than their study allows.
-        for study in Study.objects.filter(annotators=request.user).exclude(reclaim_after_hours=None):
-            assignments_reclaim(study=study)
-        assignment_id = selectors.assignment_next_open_id(user=request.user)
     if assignment_id is None:
         messages.success(request, "Everything assigned to you is done. Thank you!")
         return redirect("dashboard")

@@ -14,10 +14,11 @@ from demo.management.commands.demo_setup import (
     DEMO_PASSWORD,
     DEMO_PROTOCOLS,
     DEMO_STUDY,
-    _majority_spans,
+    _crowd_majority_spans,
 )
 from scoring.models import Explanation
-from studies.models import Assignment, Study, StudyExample, StudyItem
+from stats.unitizing import majority_spans
+from studies.models import Assignment, Judgement, Study, StudyExample, StudyItem
 
 pytestmark = pytest.mark.django_db
 
@@ -58,6 +59,21 @@ def test_it_sets_up_the_demo_once_and_prints_the_accounts() -> None:
     assert not examples.filter(summary__in=items.values("summary")).exists()
     marked = [e for e in examples.filter(study_task__task="hallucination_spans") if e.judgements]
     assert len(marked) == 2 and all(j["label"] in ("intrinsic", "extrinsic") for e in marked for j in e.judgements)
+    for example in marked:  # the analysis' majority of the imported crowd spans, nothing of the demo's own
+        crowd_assignments = Assignment.objects.filter(
+            item__study_task__study__kind=Study.Kind.IMPORTED,
+            item__study_task__task="hallucination_spans",
+            item__summary=example.summary,
+            status=Assignment.Status.SUBMITTED,
+        )
+        workers: dict[int, list[tuple[int, int]]] = {pk: [] for pk in crowd_assignments.values_list("pk", flat=True)}
+        for assignment_id, start, end in Judgement.objects.filter(
+            assignment__in=crowd_assignments, start__isnull=False
+        ).values_list("assignment_id", "start", "end"):
+            workers[assignment_id].append((start, end))
+        assert len(workers) >= 3
+        shown = [(j["start"], j["end"]) for j in example.judgements]
+        assert shown == majority_spans(example.summary.text, list(workers.values()))
     bump = Study.objects.get(name=DEMO_BUMP)
     assert not StudyItem.objects.filter(study_task__study=bump, summary__is_reference=False).exists()
     assert StudyItem.objects.filter(study_task__study=bump).count() == 6
@@ -74,10 +90,16 @@ def test_it_sets_up_the_demo_once_and_prints_the_accounts() -> None:
 
 def test_it_takes_the_spans_most_crowd_workers_agree_on() -> None:
     text = "A man was hit by a lorry in Dumfries on Monday."
-    workers = [
+    marks = [
         [(28, 36, "extrinsic"), (40, 46, "extrinsic")],
         [(25, 36, "intrinsic"), (40, 46, "extrinsic")],
         [(28, 36, "extrinsic")],
     ]
-    assert _majority_spans(text, workers) == [(28, 36, "extrinsic"), (40, 46, "extrinsic")]
-    assert _majority_spans(text, [[(0, 5, "intrinsic")], [], []]) == []
+    workers = [[(start, end) for start, end, _ in spans] for spans in marks]
+    every = [mark for spans in marks for mark in spans]
+    assert _crowd_majority_spans(text, workers, every) == [(28, 36, "extrinsic"), (40, 46, "extrinsic")]
+    assert _crowd_majority_spans(text, [[(0, 5)], [], []], [(0, 5, "intrinsic")]) == []
+    # One worker's overlapping spans are one vote, not two (the demo's former copy counted them twice).
+    assert _crowd_majority_spans(text, [[(0, 5), (2, 9)], [], []], [(0, 5, "intrinsic"), (2, 9, "intrinsic")]) == []
+    # Four workers: two of them are not more than half.
+    assert _crowd_majority_spans(text, [[(0, 5)], [(0, 5)], [], []], [(0, 5, "intrinsic")] * 2) == []

@@ -188,10 +188,15 @@ def test_it_gives_untouched_work_to_someone_else_when_k_is_not_reached(
     progress = {row.username: row for row in study_progress(study=study)}
     assert (progress["alice"].assigned, progress["alice"].reclaimed, progress["bob"].open) == (1, 1, 1)
 
-    # An annotator with nothing left who asks for more takes over work that went stale meanwhile.
+    # An annotator with nothing left who asks for more (a POST) takes over work that went stale meanwhile.
     Assignment.objects.filter(pk=alices[1].pk).update(touched_at=now - timedelta(hours=5))
     assignment_submit(assignment=taker, user=bob, labels={"0": "yes"})
-    assert client_for(bob).get(reverse("annotate_next")).url == reverse(
+    assert "Take over work" in client_for(bob).get(reverse("dashboard")).content.decode()
+    before = sorted(Assignment.objects.filter(item__study_task__study=study).values_list("pk", "annotator", "status"))
+    assert client_for(bob).get(reverse("annotate_next")).url == reverse("dashboard")
+    after = sorted(Assignment.objects.filter(item__study_task__study=study).values_list("pk", "annotator", "status"))
+    assert after == before  # a GET never changes another annotator's assignment
+    assert client_for(bob).post(reverse("annotate_next")).url == reverse(
         "annotate", args=[Assignment.objects.get(item=alices[1].item, annotator=bob).pk]
     )
     out = io.StringIO()

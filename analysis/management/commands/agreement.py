@@ -14,7 +14,7 @@ from analysis.selectors.analysis_groups import (
     threshold_list,
 )
 from common.validation import InputError
-from corpus.models import Dataset
+from corpus.selectors import dataset_by_name
 from stats.agreement import LEVELS
 from studies.models import Study, StudyTask
 
@@ -93,9 +93,7 @@ class Command(BaseCommand):
             if options["dataset"] is not None:
                 if not options["task"]:
                     raise CommandError("--dataset needs --task (e.g. --task factuality).")
-                dataset = Dataset.objects.filter(name=options["dataset"]).first()
-                if dataset is None:
-                    raise CommandError(f"No dataset named {options['dataset']!r}.")
+                dataset = dataset_by_name(name=options["dataset"])
                 return study_task_get(task=options["task"], dataset=dataset)
             study = Study.objects.filter(pk=options["study"]).first()
             if study is None:

@@ -6,15 +6,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.selectors.analysis import AnalysisError, dataset_correlations
-from corpus.models import Dataset
+from corpus.selectors import dataset_by_name
 from stats.correlation import LEVELS, METHODS
-
-
-def dataset_named(name: str) -> Dataset:
-    dataset = Dataset.objects.filter(name=name).first()
-    if dataset is None:
-        raise CommandError(f"No dataset named {name!r}.")
-    return dataset
 
 
 class Command(BaseCommand):
@@ -47,7 +40,7 @@ class Command(BaseCommand):
             raise CommandError("--bootstrap must be 0 or more.")
         try:
             rows = dataset_correlations(
-                dataset=dataset_named(options["dataset"]),
+                dataset=dataset_by_name(name=options["dataset"]),
                 human=options["human"],
                 metrics=options["metric"],
                 methods=options["method"] or list(METHODS),

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.selectors.exports import EXPORT_FIELDS, export_column_types, study_judgement_rows
 from common.exports import BINARY_FORMATS, EXPORT_FORMATS, chunks_write, export_chunks
+from corpus.selectors import dataset_by_name
 from studies.models import Study
 
 
@@ -27,7 +28,7 @@ class Command(BaseCommand):
             raise CommandError(f"A {format_name} export is binary: give --output.")
         studies = Study.objects.select_related("dataset")
         if dataset is not None:
-            study_obj = studies.filter(dataset__name=dataset, kind=Study.Kind.IMPORTED).first()
+            study_obj = studies.filter(dataset=dataset_by_name(name=dataset), kind=Study.Kind.IMPORTED).first()
             if study_obj is None:
                 raise CommandError(f"No imported judgements in a dataset named {dataset!r}.")
         else:

@@ -5,9 +5,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.management.commands.correlate import dataset_named
 from analysis.selectors.exports import export_column_types, summary_table_fields, summary_table_rows
 from common.exports import BINARY_FORMATS, EXPORT_FORMATS, chunks_write, export_chunks
+from corpus.selectors import dataset_by_name
 from studies.models import Study
 
 
@@ -34,7 +34,7 @@ class Command(BaseCommand):
                 raise CommandError(f"No study with id {options['study']}.")
             dataset = study.dataset
         else:
-            dataset = dataset_named(options["dataset"])
+            dataset = dataset_by_name(name=options["dataset"])
         # The command line reads every study, like an admin.
         rows = summary_table_rows(dataset=dataset, study=study, user=None)
         fields = summary_table_fields(dataset=dataset, study=study, user=None)

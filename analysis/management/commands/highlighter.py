@@ -5,8 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.management.commands.correlate import dataset_named
 from analysis.selectors.analysis import AnalysisError, dataset_highlighter
+from corpus.selectors import dataset_by_name
 
 
 class Command(BaseCommand):
@@ -22,7 +22,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             # The command line reads every study, like an admin.
-            rows = dataset_highlighter(dataset=dataset_named(options["dataset"]), user=None)
+            rows = dataset_highlighter(dataset=dataset_by_name(name=options["dataset"]), user=None)
         except AnalysisError as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:

@@ -6,9 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.management.commands.correlate import dataset_named
 from analysis.selectors.analysis import AnalysisError, dataset_meta_evaluation
 from analysis.selectors.analysis_groups import DEFAULT_SPLIT_KEY, PAIR_BY, binary_evaluation
+from corpus.selectors import dataset_by_name
 from stats.metaeval import BALANCED_ACCURACY, PROTOCOLS
 
 
@@ -54,7 +54,7 @@ class Command(BaseCommand):
         binary = options["protocol"] == BALANCED_ACCURACY or options["label_key"] or options["human"]
         by = options["by"]
         try:
-            dataset = dataset_named(options["dataset"])
+            dataset = dataset_by_name(name=options["dataset"])
             if binary:
                 if options["label_key"] is None and options["human"] is None:
                     raise CommandError(

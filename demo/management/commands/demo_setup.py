@@ -16,13 +16,16 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
 from accounts.services import account_create
+from analysis.selectors.analysis import span_markings
 from common import roles
 from common.progress import progress_bar, progress_iter
 from corpus.importers import parse
 from corpus.models import Dataset, Summary
 from protocols.tasks import get_task
 from scoring.services import explanations_compute_many
-from studies.models import Judgement, Study, StudyItem
+from stats.spans import Span
+from stats.unitizing import majority_spans
+from studies.models import Judgement, Study, StudyItem, StudyTask
 from studies.selectors.selection import ItemSelection
 from studies.services.examples import study_example_annotate, study_example_create
 from studies.services.imports import dataset_import
@@ -150,29 +153,31 @@ def _explained(dataset: Dataset, task_key: str) -> bool:
 def demo_examples_from_crowd_spans(study: Study, researcher: Any, limit: int = 2) -> int:
     """Examples for the span and sentence tasks from the real crowd annotations (Maynez et al.).
 
-    A character counts as hallucinated when at least two of the three workers marked it; the span example
-    shows those spans, the QAGS-protocol example says "no" for every sentence that holds one (and cites it).
+    A character counts as hallucinated when more than half of the workers marked it (the analysis' majority,
+    stats.unitizing.majority_spans); the span example shows those spans, the QAGS-protocol example says "no"
+    for every sentence that holds one (and cites it).
     Summaries that are items of the study are left out: an example must not give an item's answer away.
     """
     spans_task = study.tasks.get(task="hallucination_spans")
     sentence_task = study.tasks.get(task="sentence_consistency")
     taken = set(StudyItem.objects.filter(study_task__study=study).values_list("summary_id", flat=True))
-    crowd: dict[int, list[list[tuple[int, int, str]]]] = {}
-    judgements = Judgement.objects.filter(
-        assignment__item__study_task__study__kind=Study.Kind.IMPORTED,
-        assignment__item__study_task__study__dataset=study.dataset,
-        assignment__item__study_task__task="hallucination_spans",
-    ).values_list("assignment__item__summary_id", "assignment_id", "start", "end", "label")
-    by_worker: dict[tuple[int, int], list[tuple[int, int, str]]] = {}
-    for summary_id, assignment_id, start, end, label in judgements:
-        by_worker.setdefault((summary_id, assignment_id), []).append((start, end, label))
-    for (summary_id, _), spans in by_worker.items():
-        crowd.setdefault(summary_id, []).append(spans)
+    crowd_task = StudyTask.objects.filter(
+        study__kind=Study.Kind.IMPORTED, study__dataset=study.dataset, task="hallucination_spans"
+    ).first()
+    if crowd_task is None:
+        return 0
+    # The workers as the analysis sees them (one who marked nothing has no spans), and the typed marks.
+    crowd = {m.summary_id: list(m.spans.values()) for m in span_markings(study_task=crowd_task).values()}
+    marks: dict[int, list[tuple[int, int, str]]] = {}
+    for summary_id, start, end, label in Judgement.objects.filter(
+        assignment__item__study_task=crowd_task, start__isnull=False, end__isnull=False
+    ).values_list("assignment__item__summary_id", "start", "end", "label"):
+        marks.setdefault(summary_id, []).append((start, end, label))
     wanted = {True: limit, False: 1}  # unfaithful examples, and one that is faithful
     made = 0
     candidates = Summary.objects.filter(pk__in=crowd.keys(), is_reference=False).exclude(pk__in=taken)
     for summary in candidates.order_by("pk"):
-        majority = _majority_spans(summary.text, crowd[summary.pk])
+        majority = _crowd_majority_spans(summary.text, crowd[summary.pk], marks.get(summary.pk, []))
         if not wanted[bool(majority)]:
             continue
         wanted[bool(majority)] -= 1
@@ -181,7 +186,7 @@ def demo_examples_from_crowd_spans(study: Study, researcher: Any, limit: int = 2
     return made
 
 
-CROWD = "at least two of three crowd workers of Maynez et al. (2020)"
+CROWD = "more than half of the crowd workers of Maynez et al. (2020)"
 
 
 def _crowd_example(
@@ -211,30 +216,17 @@ def _crowd_example(
     study_example_annotate(example=example, labels=labels, notes=notes)
 
 
-def _majority_spans(text: str, workers: list[list[tuple[int, int, str]]]) -> list[tuple[int, int, str]]:
-    """Maximal runs of characters marked by at least two workers, typed by the label most marks gave them."""
-    votes = [0] * len(text)
-    types: list[dict[str, int]] = [{} for _ in text]
-    for spans in workers:
-        for start, end, label in spans:
-            for position in range(max(start, 0), min(end, len(text))):
-                votes[position] += 1
-                types[position][label] = types[position].get(label, 0) + 1
-    runs, start = [], None
-    for position in range(len(text) + 1):
-        marked = position < len(text) and votes[position] >= 2
-        if marked and start is None:
-            start = position
-        elif not marked and start is not None:
-            piece = text[start:position]
-            # Spans begin and end on words, as the annotators' own do.
-            left = start + len(piece) - len(piece.lstrip())
-            right = position - (len(piece) - len(piece.rstrip()))
-            if left < right:
-                tally: dict[str, int] = {}
-                for at in range(left, right):
-                    for label, count in types[at].items():
-                        tally[label] = tally.get(label, 0) + count
-                runs.append((left, right, max(sorted(tally), key=tally.get)))
-            start = None
-    return runs
+def _crowd_majority_spans(
+    text: str, workers: list[list[Span]], marks: list[tuple[int, int, str]]
+) -> list[tuple[int, int, str]]:
+    """The analysis' majority spans (stats.unitizing.majority_spans: characters marked by more than half of the
+    workers), each typed by the label the marks gave most of its characters."""
+    typed = []
+    for run_start, run_end in majority_spans(text, workers):
+        tally: dict[str, int] = {}
+        for start, end, label in marks:
+            overlap = min(end, run_end) - max(start, run_start)
+            if overlap > 0:
+                tally[label] = tally.get(label, 0) + overlap
+        typed.append((run_start, run_end, max(sorted(tally), key=tally.__getitem__)))
+    return typed

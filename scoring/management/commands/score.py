@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from common.errors import BrokerUnavailable, ModelLoadError
 from common.progress import progress_bar
-from corpus.models import Dataset
+from corpus.selectors import dataset_by_name
 from scoring.metrics import METRICS, SPECIAL_TOKEN_MODES, STRATEGIES
 from scoring.services import (
     DOCUMENTS_PER_BATCH,
@@ -50,10 +50,7 @@ class Command(BaseCommand):
         parser.add_argument("--documents-per-task", type=int, default=64, help="with --enqueue: documents per task")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            dataset = Dataset.objects.get(name=options["dataset"])
-        except Dataset.DoesNotExist:
-            raise CommandError(f"No dataset named {options['dataset']!r}.") from None
+        dataset = dataset_by_name(name=options["dataset"])
         metrics = list(METRICS) if options["metric"] == "all" else [options["metric"]]
         overrides = {
             "bertscore_model": options["model"],

@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from corpus.models import Dataset
+from corpus.selectors import dataset_by_name
 from protocols.tasks import STUDY_TASKS
 from studies.selectors.selection import ItemSelection
 from studies.services.studies import study_create
@@ -45,10 +45,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         users = get_user_model().objects
-        try:
-            dataset = Dataset.objects.get(name=options["dataset"])
-        except Dataset.DoesNotExist:
-            raise CommandError(f"No dataset named {options['dataset']!r}.") from None
+        dataset = dataset_by_name(name=options["dataset"])
         names = [name.strip() for name in options["annotators"].split(",") if name.strip()]
         annotators = list(users.filter(username__in=names))
         unknown = sorted(set(names) - {user.username for user in annotators})

@@ -3,10 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from common.exports import chunks_write, jsonl_chunks
-from corpus.models import Dataset
+from corpus.selectors import dataset_by_name
 from studies.selectors.dataset_records import dataset_jsonl_records
 
 
@@ -20,10 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--max-sentences", type=int, help="only documents with at most this many sentences")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            dataset = Dataset.objects.get(name=options["dataset"])
-        except Dataset.DoesNotExist:
-            raise CommandError(f"No dataset named {options['dataset']!r}.") from None
+        dataset = dataset_by_name(name=options["dataset"])
         records = dataset_jsonl_records(
             dataset=dataset, limit=options["documents"], max_sentences=options["max_sentences"]
         )
