@@ -245,6 +245,16 @@ def _short_items(study: Study) -> Any:
     )
 
 
+def _summaries_seen(study: Study, live: Any, summary_ids: Any) -> dict[int, set[int]]:
+    """Summary id -> the annotators with a live item of it; empty unless nobody may see a summary twice."""
+    seen: dict[int, set[int]] = defaultdict(set)
+    if study.one_task_per_summary:
+        rows = live.filter(item__summary_id__in=summary_ids).values_list("item__summary_id", "annotator_id")
+        for summary_id, annotator_id in rows:
+            seen[summary_id].add(annotator_id)
+    return seen
+
+
 @transaction.atomic
 def assignments_distribute(*, study: Study, seed: int = 0, partial: bool = False) -> int:
     """Give every item of the study to exactly k distinct annotators, always to the least loaded ones.
@@ -268,11 +278,7 @@ def assignments_distribute(*, study: Study, seed: int = 0, partial: bool = False
     if not items:
         return 0
     taken = set(assignments.filter(item__in=items).values_list("item_id", "annotator_id"))
-    seen_summary: dict[int, set[int]] = defaultdict(set)
-    if study.one_task_per_summary:
-        rows = live.filter(item__summary_id__in={item.summary_id for item in items})
-        for summary_id, annotator_id in rows.values_list("item__summary_id", "annotator_id"):
-            seen_summary[summary_id].add(annotator_id)
+    seen_summary = _summaries_seen(study, live, {item.summary_id for item in items})
     new: list[Assignment] = []
     for item in items:
         candidates = [
@@ -330,13 +336,7 @@ def assignments_reclaim(*, study: Study, now: datetime | None = None) -> int:
     positions = _per_annotator(assignments, Max("position"))
     item_ids = {a.item_id for a in stale}
     taken = set(assignments.filter(item_id__in=item_ids).values_list("item_id", "annotator_id"))
-    seen_summary: dict[int, set[int]] = defaultdict(set)
-    if study.one_task_per_summary:
-        summary_ids = {a.item.summary_id for a in stale}
-        for summary_id, annotator_id in live.filter(item__summary_id__in=summary_ids).values_list(
-            "item__summary_id", "annotator_id"
-        ):
-            seen_summary[summary_id].add(annotator_id)
+    seen_summary = _summaries_seen(study, live, {a.item.summary_id for a in stale})
     moved: list[Assignment] = []
     reclaimed: list[int] = []
     for old in stale:
@@ -397,13 +397,8 @@ def _assignments_extend(*, study: Study, annotators: Sequence[AbstractUser]) -> 
     assignments = _study_assignments(study)
     positions = _per_annotator(assignments, Max("position"))
     taken = set(assignments.values_list("item_id", "annotator_id"))
-    seen_summary: dict[int, set[int]] = defaultdict(set)
-    if study.one_task_per_summary:
-        for summary_id, annotator_id in assignments.exclude(status=RECLAIMED).values_list(
-            "item__summary_id", "annotator_id"
-        ):
-            seen_summary[summary_id].add(annotator_id)
-    items = StudyItem.objects.filter(study_task__study=study).order_by("summary_id", "study_task__task", "pk")
+    items = list(StudyItem.objects.filter(study_task__study=study).order_by("summary_id", "study_task__task", "pk"))
+    seen_summary = _summaries_seen(study, assignments.exclude(status=RECLAIMED), {item.summary_id for item in items})
     new: list[Assignment] = []
     for item in items:
         for user in annotators:
@@ -420,7 +415,7 @@ def _assignments_extend(*, study: Study, annotators: Sequence[AbstractUser]) -> 
 def annotators_added_message(*, names: str, k: int, added: AnnotatorsAdded) -> str:
     """What adding annotators did, in the words the study page and the API show."""
     if added.extended:
-        return f"{names} got {added.extended} items beyond k={k} (k raised by one on those items)."
+        return f"{names} got {added.extended} items beyond k={k}: those items now have more than k annotators."
     if not added.assigned and not added.still_short:
         return f"No item is short of k={k}; tick 'extend' to give {names} items beyond k."
     message = f"{names} got {added.assigned} items that were short of k={k}."

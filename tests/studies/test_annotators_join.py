@@ -74,7 +74,7 @@ def test_it_gives_the_new_annotator_every_item_beyond_k_when_asked_to_extend(
     answer = client_for(rita).post(
         reverse("study_annotators", args=[study.pk]), {"annotators": [carol.pk], "extend": "on"}
     )
-    assert _messages(answer) == [f"carol got {items} items beyond k=2 (k raised by one on those items)."]
+    assert _messages(answer) == [f"carol got {items} items beyond k=2: those items now have more than k annotators."]
     pairs = _pairs(study)
     assert len(pairs) == len(set(pairs)) == 3 * items
     carols = list(Assignment.objects.filter(annotator=carol).order_by("position").values_list("position", flat=True))
@@ -119,3 +119,21 @@ def test_it_tells_a_fresh_annotator_only_that_nothing_is_assigned_yet(carol: Abs
     page = answer.content.decode()
     assert "Nothing is assigned to you yet" in page
     assert "Everything assigned to you is done" not in page
+
+
+def test_it_extends_without_showing_the_new_annotator_a_summary_in_two_tasks(
+    small_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, carol: AbstractUser, rita: AbstractUser
+) -> None:
+    study = study_create(
+        name="apart",
+        dataset=small_dataset,
+        tasks=["factuality", "sentence_consistency"],
+        annotators=[alice, bob],
+        annotators_per_item=1,
+        created_by=rita,
+        one_task_per_summary=True,
+    ).study
+    summaries = StudyItem.objects.filter(study_task__study=study).values("summary_id").distinct().count()
+    added = study_annotators_add(study=study, annotators=[carol], extend=True)
+    carols = list(Assignment.objects.filter(annotator=carol).values_list("item__summary_id", flat=True))
+    assert added.extended == len(carols) == len(set(carols)) == summaries
