@@ -23,7 +23,14 @@ from studies.selectors import assignments as assignment_selectors
 from studies.selectors import studies as selectors
 from studies.selectors.access import studies_for_user
 from studies.selectors.selection import selection_options
-from studies.services.studies import MAX_RECLAIM_HOURS, MAX_REPORTED_SECONDS, assignment_submit, study_create
+from studies.services.studies import (
+    MAX_RECLAIM_HOURS,
+    MAX_REPORTED_SECONDS,
+    annotators_added_message,
+    assignment_submit,
+    study_annotators_add,
+    study_create,
+)
 from studies.views.frame import submission_arguments, task_state
 
 
@@ -149,6 +156,45 @@ class StudyListApi(ListAPIView):
         study = visible_study(request, plan.study.pk)
         body = {**vars(plan), "study": study}
         return Response(self.StudyCreatedOutput(body).data, status=status.HTTP_201_CREATED)
+
+
+class StudyAnnotatorsApi(APIView):
+    """Add annotators to a running study: items short of k are topped up; with `extend`, when none is short,
+    they get the items beyond k. The answer says what happened, as the study page does."""
+
+    permission_classes = RESEARCHERS
+
+    class AnnotatorsAddInput(serializers.Serializer):
+        annotators = serializers.ListField(
+            child=serializers.CharField(max_length=150), min_length=1, help_text="usernames of annotator accounts"
+        )
+        extend = serializers.BooleanField(
+            default=False, help_text="if no item is short of k, raise k by one for the items they can take"
+        )
+
+    class AnnotatorsAddedOutput(serializers.Serializer):
+        assigned = serializers.IntegerField(help_text="items short of k given to the new annotators")
+        extended = serializers.IntegerField(help_text="items given beyond k (extend)")
+        still_short = serializers.IntegerField(help_text="items still short of k")
+        message = serializers.CharField()
+
+    @extend_schema(request=AnnotatorsAddInput, responses={200: AnnotatorsAddedOutput})
+    def post(self, request: Request, study_id: int) -> Response:
+        study = visible_study(request, study_id)
+        payload = self.AnnotatorsAddInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        usernames = payload.validated_data["annotators"]
+        users = list(annotator_accounts().filter(username__in=usernames).exclude(pk__in=study.annotators.all()))
+        unknown = sorted(set(usernames) - {user.get_username() for user in users})
+        if unknown:
+            return Response({"annotators": [f"Not annotators outside this study: {', '.join(unknown)}."]}, status=400)
+        try:
+            added = study_annotators_add(study=study, annotators=users, extend=payload.validated_data["extend"])
+        except ValidationError as exc:
+            return Response({"detail": exc.messages}, status=400)
+        names = ", ".join(user.get_username() for user in users)
+        message = annotators_added_message(names=names, k=study.annotators_per_item, added=added)
+        return Response(self.AnnotatorsAddedOutput({**vars(added), "message": message}).data)
 
 
 class StudyDetailApi(APIView):

@@ -32,6 +32,7 @@ urlpatterns = [
     path("summaries/<int:summary_id>/explanations/", corpus.ExplanationListApi.as_view(), name="api_explanations"),
     path("studies/", studies.StudyListApi.as_view(), name="api_studies"),
     path("studies/<int:study_id>/", studies.StudyDetailApi.as_view(), name="api_study"),
+    path("studies/<int:study_id>/annotators/", studies.StudyAnnotatorsApi.as_view(), name="api_study_annotators"),
     path("studies/<int:study_id>/items/", studies.StudyItemListApi.as_view(), name="api_study_items"),
     path("studies/<int:study_id>/assignments/", studies.StudyAssignmentListApi.as_view(), name="api_study_assignments"),
     path("studies/<int:study_id>/judgements/", studies.StudyJudgementListApi.as_view(), name="api_study_judgements"),

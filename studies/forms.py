@@ -188,6 +188,9 @@ class AnnotatorsAddForm(forms.Form):
     annotators = forms.ModelMultipleChoiceField(
         queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple, label="Add annotators"
     )
+    extend = forms.BooleanField(
+        required=False, label="Extend: if no item is short of k, raise k by one for the items they can take"
+    )
 
     def __init__(self, *args: Any, exclude: Any = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

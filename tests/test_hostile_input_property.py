@@ -406,6 +406,15 @@ def write_targets(world: World) -> list[Any]:
             [("metrics", 0), ("mode",), ("strategy",), ("special_tokens",), ("layer",), ("k",)],
         )
     )
+    targets.append(
+        JsonTarget(
+            "api_study_annotators",
+            "rita-api",
+            reverse("api_study_annotators", args=[study.pk]),
+            {"annotators": ["alice"], "extend": False},
+            [("annotators", 0), ("extend",), (None,)],
+        )
+    )
     targets.append(ImportTarget("api_datasets", "rita-api"))
     targets.append(ImportTarget("dataset_import_upload", "rita"))
     task = study.tasks.get(task="sentence_consistency")
@@ -638,6 +647,7 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "study_example_submit",
         "study_example_delete",
         "api_assignment_submit",
+        "api_study_annotators",
         "api_scoring",
         "dataset_import_upload",
     }

@@ -234,15 +234,37 @@ def _per_annotator(assignments: Any, aggregate: Any) -> dict[int, int]:
     return {row["annotator"]: row["value"] for row in assignments.values("annotator").annotate(value=aggregate)}
 
 
+def _short_items(study: Study) -> Any:
+    """Items with fewer than k live assignments of the study's annotators. A removed annotator's submitted
+    work stays in the data but does not count towards k: the item is given to someone still in the study."""
+    counted = ~Q(assignments__status=RECLAIMED) & Q(assignments__annotator__in=study.annotators.all())
+    return (
+        StudyItem.objects.filter(study_task__study=study)
+        .annotate(n=Count("assignments", filter=counted))
+        .filter(n__lt=study.annotators_per_item)
+    )
+
+
+def _summaries_seen(study: Study, live: Any, summary_ids: Any) -> dict[int, set[int]]:
+    """Summary id -> the annotators with a live item of it; empty unless nobody may see a summary twice."""
+    seen: dict[int, set[int]] = defaultdict(set)
+    if study.one_task_per_summary:
+        rows = live.filter(item__summary_id__in=summary_ids).values_list("item__summary_id", "annotator_id")
+        for summary_id, annotator_id in rows:
+            seen[summary_id].add(annotator_id)
+    return seen
+
+
 @transaction.atomic
-def assignments_distribute(*, study: Study, seed: int = 0) -> int:
+def assignments_distribute(*, study: Study, seed: int = 0, partial: bool = False) -> int:
     """Give every item of the study to exactly k distinct annotators, always to the least loaded ones.
 
     Items are topped up to k (existing assignments stay), so adding annotators to a running study and
     calling this again spreads the remaining work. Greedy least-loaded choice keeps the difference
     between the most and the least loaded annotator at one item at most. With `one_task_per_summary`
     an annotator never gets two items (of different tasks) that show the same summary; items of one
-    summary are handed out together so that the constraint costs no balance.
+    summary are handed out together so that the constraint costs no balance. An item too few annotators
+    may take fails the whole call, unless `partial`: then it gets whom it can and stays short.
     """
     k = study.annotators_per_item
     annotators = list(study.annotators.filter(is_active=True).order_by("pk"))
@@ -252,20 +274,11 @@ def assignments_distribute(*, study: Study, seed: int = 0) -> int:
     live = assignments.exclude(status=RECLAIMED)
     load = _per_annotator(live, Count("id"))
     positions = _per_annotator(assignments, Max("position"))
-    items = list(
-        StudyItem.objects.filter(study_task__study=study)
-        .annotate(n=Count("assignments", filter=~Q(assignments__status=RECLAIMED)))
-        .filter(n__lt=k)
-        .order_by("summary_id", "study_task__task", "pk")
-    )
+    items = list(_short_items(study).order_by("summary_id", "study_task__task", "pk"))
     if not items:
         return 0
     taken = set(assignments.filter(item__in=items).values_list("item_id", "annotator_id"))
-    seen_summary: dict[int, set[int]] = defaultdict(set)
-    if study.one_task_per_summary:
-        rows = live.filter(item__summary_id__in={item.summary_id for item in items})
-        for summary_id, annotator_id in rows.values_list("item__summary_id", "annotator_id"):
-            seen_summary[summary_id].add(annotator_id)
+    seen_summary = _summaries_seen(study, live, {item.summary_id for item in items})
     new: list[Assignment] = []
     for item in items:
         candidates = [
@@ -274,7 +287,7 @@ def assignments_distribute(*, study: Study, seed: int = 0) -> int:
             if (item.pk, user.pk) not in taken and user.pk not in seen_summary.get(item.summary_id, ())
         ]
         needed = k - item.n
-        if len(candidates) < needed:
+        if len(candidates) < needed and not partial:
             reason = " (nobody may see a summary in two tasks)" if study.one_task_per_summary else ""
             raise ValidationError(
                 {
@@ -323,13 +336,7 @@ def assignments_reclaim(*, study: Study, now: datetime | None = None) -> int:
     positions = _per_annotator(assignments, Max("position"))
     item_ids = {a.item_id for a in stale}
     taken = set(assignments.filter(item_id__in=item_ids).values_list("item_id", "annotator_id"))
-    seen_summary: dict[int, set[int]] = defaultdict(set)
-    if study.one_task_per_summary:
-        summary_ids = {a.item.summary_id for a in stale}
-        for summary_id, annotator_id in live.filter(item__summary_id__in=summary_ids).values_list(
-            "item__summary_id", "annotator_id"
-        ):
-            seen_summary[summary_id].add(annotator_id)
+    seen_summary = _summaries_seen(study, live, {a.item.summary_id for a in stale})
     moved: list[Assignment] = []
     reclaimed: list[int] = []
     for old in stale:
@@ -375,12 +382,60 @@ def _managed(study: Study) -> None:
         raise ValidationError(f"{study.name!r} holds imported judgements; it has no annotators or settings to change.")
 
 
+@dataclass(frozen=True)
+class AnnotatorsAdded:
+    """What adding annotators did: `assigned` items short of k were given out, `extended` more beyond k (the
+    researcher asked for it), and `still_short` items still lack annotators."""
+
+    assigned: int
+    extended: int
+    still_short: int
+
+
+def _assignments_extend(*, study: Study, annotators: Sequence[AbstractUser]) -> int:
+    """Give each of these annotators every item they may take (k grows by one on each such item)."""
+    assignments = _study_assignments(study)
+    positions = _per_annotator(assignments, Max("position"))
+    taken = set(assignments.values_list("item_id", "annotator_id"))
+    items = list(StudyItem.objects.filter(study_task__study=study).order_by("summary_id", "study_task__task", "pk"))
+    seen_summary = _summaries_seen(study, assignments.exclude(status=RECLAIMED), {item.summary_id for item in items})
+    new: list[Assignment] = []
+    for item in items:
+        for user in annotators:
+            if (item.pk, user.pk) in taken or user.pk in seen_summary[item.summary_id]:
+                continue
+            positions[user.pk] = positions.get(user.pk, 0) + 1
+            if study.one_task_per_summary:
+                seen_summary[item.summary_id].add(user.pk)
+            new.append(Assignment(item=item, annotator=user, position=positions[user.pk]))
+    Assignment.objects.bulk_create(new)
+    return len(new)
+
+
+def annotators_added_message(*, names: str, k: int, added: AnnotatorsAdded) -> str:
+    """What adding annotators did, in the words the study page and the API show."""
+    if added.extended:
+        return f"{names} got {added.extended} items beyond k={k}: those items now have more than k annotators."
+    if not added.assigned and not added.still_short:
+        return f"No item is short of k={k}; tick 'extend' to give {names} items beyond k."
+    message = f"{names} got {added.assigned} items that were short of k={k}."
+    if added.still_short:
+        message += f" {added.still_short} items are still short of k: add more annotators."
+    return message
+
+
 @transaction.atomic
-def study_annotators_add(*, study: Study, annotators: Sequence[AbstractUser]) -> int:
-    """Add annotators to a running study; items lacking annotators are topped up to k. Returns new assignments."""
+def study_annotators_add(*, study: Study, annotators: Sequence[AbstractUser], extend: bool = False) -> AnnotatorsAdded:
+    """Add annotators to a running study. Items short of k (removed annotators' work not counted) are
+    topped up first, never giving anyone an item twice; when nothing was short and `extend` is set, each new
+    annotator gets every item they may take, beyond k (those items' k grows by one)."""
     _managed(study)
     study.annotators.add(*annotators)
-    return assignments_distribute(study=study)
+    assigned = assignments_distribute(study=study, partial=True)
+    extended = 0
+    if not assigned and extend:
+        extended = _assignments_extend(study=study, annotators=[user for user in annotators if user.is_active])
+    return AnnotatorsAdded(assigned=assigned, extended=extended, still_short=_short_items(study).count())
 
 
 @transaction.atomic

@@ -47,7 +47,9 @@ def annotate_next(request: HttpRequest) -> HttpResponse:
         assignments_reclaim_for_annotator(user=request.user)
     assignment_id = selectors.assignment_next_open_id(user=request.user)
     if assignment_id is None:
-        messages.success(request, "Everything assigned to you is done. Thank you!")
+        # Someone with no work at all sees the dashboard's "Nothing is assigned to you yet", nothing else.
+        if selectors.annotator_assignments(user=request.user).exists():
+            messages.success(request, "Everything assigned to you is done. Thank you!")
         return redirect("dashboard")
     return redirect("annotate", assignment_id=assignment_id)
 

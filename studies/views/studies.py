@@ -32,6 +32,7 @@ from studies.selectors.assignments import item_units, saved_work, task_examples
 from studies.selectors.selection import selection_options
 from studies.services import examples as example_services
 from studies.services.studies import (
+    annotators_added_message,
     assignments_reclaim,
     study_annotator_remove,
     study_annotators_add,
@@ -133,9 +134,12 @@ def study_annotators(request: HttpRequest, study_id: int) -> HttpResponse:
             if not form.is_valid():
                 messages.error(request, "Choose annotators to add.")
                 return redirect("study_detail", study_id=study.pk)
-            created = study_annotators_add(study=study, annotators=list(form.cleaned_data["annotators"]))
+            added = study_annotators_add(
+                study=study, annotators=list(form.cleaned_data["annotators"]), extend=form.cleaned_data["extend"]
+            )
             names = ", ".join(user.get_username() for user in form.cleaned_data["annotators"])
-            messages.success(request, f"Added {names}; {created} new assignments.")
+            message = annotators_added_message(names=names, k=study.annotators_per_item, added=added)
+            (messages.success if added.assigned or added.extended else messages.warning)(request, message)
     except ValidationError as exc:
         _errors_to_messages(request, exc)
     return redirect("study_detail", study_id=study.pk)

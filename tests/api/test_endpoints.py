@@ -162,6 +162,33 @@ def test_it_creates_a_study_with_the_options_of_the_web_form(
     assert {row["username"] for row in detail["progress"]} == {"alice", "bob"}
 
 
+def test_it_adds_annotators_to_a_running_study_and_says_what_they_got(
+    small_dataset: Dataset, cast: Callable[[str], APIClient], alice: object, bob: object, carol: object
+) -> None:
+    created = cast("rita").post(
+        reverse("api_studies"),
+        {"name": "join", "dataset": small_dataset.pk, "tasks": ["factuality"], "annotators": ["alice"]}
+        | {"annotators_per_item": 1},
+        format="json",
+    )
+    assert created.status_code == 201, created.json()
+    study_id, items = created.json()["study"]["id"], created.json()["items"]
+    url = reverse("api_study_annotators", args=[study_id])
+    answer = cast("rita").post(url, {"annotators": ["bob"]}, format="json").json()
+    assert answer == {
+        "assigned": 0,
+        "extended": 0,
+        "still_short": 0,
+        "message": "No item is short of k=1; tick 'extend' to give bob items beyond k.",
+    }
+    answer = cast("rita").post(url, {"annotators": ["carol"], "extend": True}, format="json").json()
+    assert (answer["assigned"], answer["extended"]) == (0, items)
+    assert Assignment.objects.filter(annotator__username="carol", item__study_task__study_id=study_id).count() == items
+    refused = cast("rita").post(url, {"annotators": ["bob", "nobody"]}, format="json")
+    assert refused.status_code == 400 and "bob, nobody" in refused.json()["annotators"][0]
+    assert cast("ronald").post(url, {"annotators": ["bob"]}, format="json").status_code == 404
+
+
 @pytest.mark.parametrize(
     ("change", "field"),
     [
