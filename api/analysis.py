@@ -237,8 +237,9 @@ class DatasetCorrelationsApi(APIView):
     def get(self, request: Request, dataset_id: int) -> Response:
         dataset = dataset_or_404(dataset_id)
         query = _query(CorrelationQuery, request)
-        humans = selectors.human_names(dataset=dataset)
-        human = query.get("human") or (humans[0] if humans else None)
+        human_choices = selectors.human_score_choices(dataset=dataset)
+        humans = human_choices.names
+        human = query.get("human") or human_choices.primary
         if human is None:
             return Response({"human": [f"Dataset {dataset.name!r} has no human scores."]}, status=400)
         metrics = query.get("metrics") or selectors.metric_names(dataset=dataset)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractUser
-from django.db.models import F, FilteredRelation, FloatField, Max, Q, QuerySet
+from django.db.models import Count, F, FilteredRelation, FloatField, Max, Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
@@ -312,6 +312,45 @@ def human_names(*, dataset: Dataset) -> list[str]:
         .values_list("name", flat=True)
         .distinct()
     )
+
+
+# Words that name the judgement a faithfulness study is about, best first: a dataset's score so named is
+# what its researchers most likely mean by "the human score" (FRANK's Factuality beside its CircE, ...).
+PRIMARY_HUMAN_SCORE_WORDS = ("factuality", "factual", "faithfulness", "faithful", "consistency", "consistent")
+
+
+@dataclass(frozen=True)
+class HumanScoreChoices:
+    names: list[str]
+    primary: str | None
+
+
+def primary_human_score(counts: dict[str, int]) -> str | None:
+    """The score analysis pages start with: the first named like the faithfulness judgement (by the order of
+    PRIMARY_HUMAN_SCORE_WORDS, then most values), else the one with the most values; ties by name."""
+    if not counts:
+        return None
+
+    def rank(name: str) -> tuple[int, int, str]:
+        lowered = name.lower()
+        word = next(
+            (i for i, w in enumerate(PRIMARY_HUMAN_SCORE_WORDS) if w in lowered), len(PRIMARY_HUMAN_SCORE_WORDS)
+        )
+        return word, -counts[name], name
+
+    return min(counts, key=rank)
+
+
+def human_score_choices(*, dataset: Dataset) -> HumanScoreChoices:
+    """The dataset's human score names and the one every analysis dropdown starts with (one query)."""
+    counts = dict(
+        HumanScore.objects.filter(summary__document__dataset=dataset)
+        .values("name")
+        .annotate(n=Count("id"))
+        .order_by("name")
+        .values_list("name", "n")
+    )
+    return HumanScoreChoices(names=sorted(counts), primary=primary_human_score(counts))
 
 
 def _newest_configs(dataset: Dataset) -> dict[str, str]:
