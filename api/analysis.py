@@ -60,6 +60,7 @@ def _analysis_error(exc: selectors.AnalysisError) -> Response:
 class AgreementTableItem(serializers.Serializer):
     item_id = serializers.IntegerField()
     unit = serializers.IntegerField(allow_null=True)
+    unit_text = serializers.CharField(help_text="the word, sentence or question judged; empty for span tasks")
     labels = serializers.DictField(source="agreement.labels")
     majority = serializers.JSONField(source="agreement.majority")
     agreement = serializers.FloatField(source="agreement.agreement")
@@ -80,8 +81,11 @@ class AgreementOutput(serializers.Serializer):
     results = serializers.ListField(
         child=serializers.DictField(), help_text="every coefficient that applies: fleiss, krippendorff, percent"
     )
-    n_items = serializers.IntegerField(source="tables.n_items")
-    items = AgreementTableItem(many=True, source="tables.items", help_text="the most disagreed units")
+    n_items = serializers.IntegerField(source="tables.n_items", help_text="units rated by two or more annotators")
+    n_single = serializers.IntegerField(source="tables.n_single", help_text="units rated by one annotator, not listed")
+    items = AgreementTableItem(
+        many=True, source="tables.items", help_text="the most disagreed units rated by two or more annotators"
+    )
     annotators = AgreementAnnotator(many=True, source="tables.annotators")
     analysis = serializers.JSONField(
         allow_null=True,

@@ -202,22 +202,46 @@ class ItemRow:
     unit: int | None  # None for span tasks, whose rows are whole summaries
     agreement: ItemAgreement
     summary_id: int | None = None  # for the link to the inspector
+    unit_text: str = ""  # the word, sentence or question judged
 
 
 @dataclass(frozen=True)
 class AgreementTables:
     items: list[ItemRow]
     annotators: list[AnnotatorAgreement]
-    n_items: int
+    n_items: int  # units rated by two or more annotators (the only ones that can disagree)
+    n_single: int = 0  # units rated by one annotator so far, left out of the list
 
 
-def _item_rows(task: TaskDefinition, labelled: Labelled, limit: int) -> tuple[list[ItemRow], int]:
+def _item_rows(task: TaskDefinition, labelled: Labelled, limit: int) -> tuple[list[ItemRow], int, int]:
+    """The `limit` most disagreed units rated by two or more annotators, how many such units there are,
+    and how many units only one annotator rated (one label cannot disagree with anything)."""
     items = item_agreements(labelled, task.numeric if task.ordinal else None)
+    shared = [row for row in items if sum(label is not None for label in row.labels.values()) >= 2]
     rows = [
         ItemRow(row.item[0], row.item[1], row) if isinstance(row.item, tuple) else ItemRow(row.item, None, row)  # type: ignore[arg-type]
-        for row in items[:limit]
+        for row in shared[:limit]
     ]
-    return rows, len(items)
+    return rows, len(shared), len(items) - len(shared)
+
+
+def _with_summaries_and_unit_texts(rows: list[ItemRow]) -> list[ItemRow]:
+    """Each row with its summary (for the inspector link) and the text of its unit, in one query."""
+    items = {row.item_id for row in rows}
+    if any(row.unit is None for row in rows):
+        summaries = dict(StudyItem.objects.filter(pk__in=items).values_list("pk", "summary_id"))
+        return [replace(row, summary_id=summaries.get(row.item_id)) for row in rows]
+    found = Judgement.objects.filter(assignment__item__in=items).values_list(
+        "assignment__item_id", "assignment__item__summary_id", "unit_index", "unit_text"
+    )
+    summaries, texts = {}, {}
+    for item_id, summary_id, unit_index, unit_text in found.order_by():
+        summaries[item_id] = summary_id
+        texts[(item_id, unit_index)] = unit_text
+    return [
+        replace(row, summary_id=summaries.get(row.item_id), unit_text=texts.get((row.item_id, row.unit), ""))
+        for row in rows
+    ]
 
 
 @dataclass(frozen=True)
@@ -251,10 +275,10 @@ def agreement_overview(
         }
         for coefficient, level in requests
     ]
-    rows, n_items = _item_rows(task, table_labels, limit)
-    summaries = dict(StudyItem.objects.filter(pk__in={row.item_id for row in rows}).values_list("pk", "summary_id"))
-    rows = [replace(row, summary_id=summaries.get(row.item_id)) for row in rows]
-    tables = AgreementTables(rows, annotator_agreements(table_labels), n_items)
+    rows, n_items, n_single = _item_rows(task, table_labels, limit)
+    tables = AgreementTables(
+        _with_summaries_and_unit_texts(rows), annotator_agreements(table_labels), n_items, n_single
+    )
     return AgreementOverview(study_task, task, results, tables)
 
 
