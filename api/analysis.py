@@ -81,6 +81,11 @@ class AgreementOutput(serializers.Serializer):
     results = serializers.ListField(
         child=serializers.DictField(), help_text="every coefficient that applies: fleiss, krippendorff, percent"
     )
+    undefined_reason = serializers.CharField(help_text="why no coefficient applies to the task (results empty)")
+    fewest_raters = serializers.IntegerField(
+        allow_null=True, help_text="the fewest annotators a judged unit has, when fewer than annotators_per_item"
+    )
+    annotators_per_item = serializers.IntegerField()
     n_items = serializers.IntegerField(source="tables.n_items", help_text="units rated by two or more annotators")
     n_single = serializers.IntegerField(source="tables.n_single", help_text="units rated by one annotator, not listed")
     items = AgreementTableItem(

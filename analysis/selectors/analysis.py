@@ -252,6 +252,23 @@ class AgreementOverview:
     definition: TaskDefinition
     results: list[dict[str, Any]]  # coefficient, level and the result's fields
     tables: AgreementTables
+    undefined_reason: str = ""  # why no coefficient applies to the task at all (then `results` is empty)
+    fewest_raters: int | None = None  # the fewest annotators any judged unit has, when fewer than the study's k
+    annotators_per_item: int = 0  # the study's k
+
+
+# Each BUMP annotator writes their own edit of a reference summary for an error type the study asked for;
+# two edits are not two ratings of one thing, so there is nothing for a coefficient to compare.
+EDIT_AGREEMENT_UNDEFINED = (
+    "Agreement is undefined for this task: each annotator writes their own minimal edit for an error type the "
+    "study assigned, so no two annotators rate the same thing."
+)
+
+
+def _fewest_raters(labelled: Labelled, annotators_per_item: int) -> int | None:
+    counts = [sum(label is not None for label in labels.values()) for labels in labelled.values()]
+    fewest = min((count for count in counts if count), default=None)
+    return fewest if fewest is not None and fewest < annotators_per_item else None
 
 
 def agreement_overview(
@@ -264,6 +281,10 @@ def agreement_overview(
     )
     coefficient_labels = labels["word"] if task.spans else labels["unit"]
     table_labels = labels["summary"] if task.spans else labels["unit"]
+    k = study_task.study.annotators_per_item
+    if task.edit:
+        tables = AgreementTables([], annotator_agreements({}), 0, 0)
+        return AgreementOverview(study_task, task, [], tables, EDIT_AGREEMENT_UNDEFINED, None, k)
     requests = [("fleiss", "nominal"), ("krippendorff", "nominal"), ("percent", "nominal")]
     if not task.spans and any(choice.numeric is not None for choice in task.choices):
         requests += [("krippendorff", "ordinal"), ("krippendorff", "interval")]
@@ -279,7 +300,7 @@ def agreement_overview(
     tables = AgreementTables(
         _with_summaries_and_unit_texts(rows), annotator_agreements(table_labels), n_items, n_single
     )
-    return AgreementOverview(study_task, task, results, tables)
+    return AgreementOverview(study_task, task, results, tables, "", _fewest_raters(table_labels, k), k)
 
 
 def labels_table(
