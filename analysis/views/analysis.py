@@ -152,6 +152,15 @@ def datasets(request: HttpRequest) -> HttpResponse:
     return datasets_page(request)
 
 
+# Why "partial, controlling for the system" is refused at the other levels (said, never silently unticked).
+PARTIAL_UNAVAILABLE = {
+    "system": "Partial correlation controlling for the system is not available at the system level: each system is "
+    "one point there, so once the system is controlled for nothing is left to correlate. It was left out.",
+    "document": "Partial correlation controlling for the system is not available at the document level, which "
+    "already correlates within each document. It was left out.",
+}
+
+
 @researcher_required
 @require_GET
 def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
@@ -163,8 +172,10 @@ def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
     metric = _choice(request, "metric", metrics, metrics[0] if metrics else None)
     method = _choice(request, "method", METHODS, "pearson") or "pearson"
     level = _choice(request, "level", LEVELS, "summary") or "summary"
-    partial = request.GET.get("partial") == "system" and level == "summary"
+    partial_asked = request.GET.get("partial") == "system"
+    partial = partial_asked and level == "summary"
     context: dict[str, Any] = {
+        "partial_unavailable": PARTIAL_UNAVAILABLE.get(level, "") if partial_asked else "",
         "dataset": dataset,
         "humans": humans,
         "metrics": metrics,
