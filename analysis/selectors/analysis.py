@@ -370,9 +370,12 @@ class HumanScoreChoices:
     primary: str | None
 
 
-def primary_human_score(counts: dict[str, int]) -> str | None:
-    """The score analysis pages start with: the first named like the faithfulness judgement (by the order of
-    PRIMARY_HUMAN_SCORE_WORDS, then most values), else the one with the most values; ties by name."""
+def primary_human_score(counts: dict[str, int], configured: str = "") -> str | None:
+    """The score analysis pages start with: the dataset's configured one if it has values, else the first
+    named like the faithfulness judgement (by the order of PRIMARY_HUMAN_SCORE_WORDS, then most values), else
+    the one with the most values; ties by name."""
+    if configured in counts:
+        return configured
     if not counts:
         return None
 
@@ -395,7 +398,7 @@ def human_score_choices(*, dataset: Dataset) -> HumanScoreChoices:
         .order_by("name")
         .values_list("name", "n")
     )
-    return HumanScoreChoices(names=sorted(counts), primary=primary_human_score(counts))
+    return HumanScoreChoices(names=sorted(counts), primary=primary_human_score(counts, dataset.primary_human_score))
 
 
 def _newest_configs(dataset: Dataset) -> dict[str, str]:

@@ -17,6 +17,8 @@ def test_it_prefers_a_score_named_like_the_faithfulness_judgement_then_the_one_w
     assert primary_human_score({"Faithful": 10, "Factuality": 3}) == "Factuality"
     assert primary_human_score({"Apples": 2, "Bananas": 5}) == "Bananas"
     assert primary_human_score({}) is None
+    assert primary_human_score({"CircE": 10, "Factuality": 3}, "CircE") == "CircE"
+    assert primary_human_score({"CircE": 10, "Factuality": 3}, "Gone") == "Factuality"
 
 
 @pytest.mark.django_db
@@ -44,3 +46,7 @@ def test_it_starts_every_analysis_dropdown_with_factuality_not_circe(
     api = client.get(reverse("api_correlations", args=[small_dataset.pk]))
     assert api.status_code == 200, api.content
     assert {row["human"] for row in api.json()} == {"Factuality"}
+
+    small_dataset.primary_human_score = "CircE"  # the researcher's own choice wins
+    small_dataset.save(update_fields=["primary_human_score"])
+    assert client.get(reverse("dataset_analysis", args=[small_dataset.pk])).context["human"] == "CircE"
