@@ -60,6 +60,7 @@ def _analysis_error(exc: selectors.AnalysisError) -> Response:
 class AgreementTableItem(serializers.Serializer):
     item_id = serializers.IntegerField()
     unit = serializers.IntegerField(allow_null=True)
+    unit_text = serializers.CharField(help_text="the word, sentence or question judged; empty for span tasks")
     labels = serializers.DictField(source="agreement.labels")
     majority = serializers.JSONField(source="agreement.majority")
     agreement = serializers.FloatField(source="agreement.agreement")
@@ -80,8 +81,16 @@ class AgreementOutput(serializers.Serializer):
     results = serializers.ListField(
         child=serializers.DictField(), help_text="every coefficient that applies: fleiss, krippendorff, percent"
     )
-    n_items = serializers.IntegerField(source="tables.n_items")
-    items = AgreementTableItem(many=True, source="tables.items", help_text="the most disagreed units")
+    undefined_reason = serializers.CharField(help_text="why no coefficient applies to the task (results empty)")
+    fewest_raters = serializers.IntegerField(
+        allow_null=True, help_text="the fewest annotators a judged unit has, when fewer than annotators_per_item"
+    )
+    annotators_per_item = serializers.IntegerField()
+    n_items = serializers.IntegerField(source="tables.n_items", help_text="units rated by two or more annotators")
+    n_single = serializers.IntegerField(source="tables.n_single", help_text="units rated by one annotator, not listed")
+    items = AgreementTableItem(
+        many=True, source="tables.items", help_text="the most disagreed units rated by two or more annotators"
+    )
     annotators = AgreementAnnotator(many=True, source="tables.annotators")
     analysis = serializers.JSONField(
         allow_null=True,
@@ -237,8 +246,9 @@ class DatasetCorrelationsApi(APIView):
     def get(self, request: Request, dataset_id: int) -> Response:
         dataset = dataset_or_404(dataset_id)
         query = _query(CorrelationQuery, request)
-        humans = selectors.human_names(dataset=dataset)
-        human = query.get("human") or (humans[0] if humans else None)
+        human_choices = selectors.human_score_choices(dataset=dataset)
+        humans = human_choices.names
+        human = query.get("human") or human_choices.primary
         if human is None:
             return Response({"human": [f"Dataset {dataset.name!r} has no human scores."]}, status=400)
         metrics = query.get("metrics") or selectors.metric_names(dataset=dataset)

@@ -7,7 +7,7 @@ from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
-    list_display = ["name", "source_format", "created_at"]
+    list_display = ["name", "source_format", "primary_human_score", "created_at"]
     search_fields = ["name"]
 
 

@@ -14,6 +14,11 @@ class Dataset(models.Model):
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
     source_format = models.CharField(max_length=50, help_text="import format that created the dataset")
+    primary_human_score = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="the human score analysis pages start with; empty: chosen by name, then by most values",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

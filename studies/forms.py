@@ -42,7 +42,6 @@ class StudyCreateForm(forms.Form):
     tasks = forms.MultipleChoiceField(
         choices=[(key, get_task(key).name) for key in STUDY_TASKS],
         widget=forms.CheckboxSelectMultiple,
-        initial=list(STUDY_TASKS[:1]),
     )
     selection_mode = forms.ChoiceField(
         choices=[

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractUser
-from django.db.models import F, FilteredRelation, FloatField, Max, Q, QuerySet
+from django.db.models import Count, F, FilteredRelation, FloatField, Max, Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
@@ -202,22 +202,46 @@ class ItemRow:
     unit: int | None  # None for span tasks, whose rows are whole summaries
     agreement: ItemAgreement
     summary_id: int | None = None  # for the link to the inspector
+    unit_text: str = ""  # the word, sentence or question judged
 
 
 @dataclass(frozen=True)
 class AgreementTables:
     items: list[ItemRow]
     annotators: list[AnnotatorAgreement]
-    n_items: int
+    n_items: int  # units rated by two or more annotators (the only ones that can disagree)
+    n_single: int = 0  # units rated by one annotator so far, left out of the list
 
 
-def _item_rows(task: TaskDefinition, labelled: Labelled, limit: int) -> tuple[list[ItemRow], int]:
+def _item_rows(task: TaskDefinition, labelled: Labelled, limit: int) -> tuple[list[ItemRow], int, int]:
+    """The `limit` most disagreed units rated by two or more annotators, how many such units there are,
+    and how many units only one annotator rated (one label cannot disagree with anything)."""
     items = item_agreements(labelled, task.numeric if task.ordinal else None)
+    shared = [row for row in items if sum(label is not None for label in row.labels.values()) >= 2]
     rows = [
         ItemRow(row.item[0], row.item[1], row) if isinstance(row.item, tuple) else ItemRow(row.item, None, row)  # type: ignore[arg-type]
-        for row in items[:limit]
+        for row in shared[:limit]
     ]
-    return rows, len(items)
+    return rows, len(shared), len(items) - len(shared)
+
+
+def _with_summaries_and_unit_texts(rows: list[ItemRow]) -> list[ItemRow]:
+    """Each row with its summary (for the inspector link) and the text of its unit, in one query."""
+    items = {row.item_id for row in rows}
+    if any(row.unit is None for row in rows):
+        summaries = dict(StudyItem.objects.filter(pk__in=items).values_list("pk", "summary_id"))
+        return [replace(row, summary_id=summaries.get(row.item_id)) for row in rows]
+    found = Judgement.objects.filter(assignment__item__in=items).values_list(
+        "assignment__item_id", "assignment__item__summary_id", "unit_index", "unit_text"
+    )
+    summaries, texts = {}, {}
+    for item_id, summary_id, unit_index, unit_text in found.order_by():
+        summaries[item_id] = summary_id
+        texts[(item_id, unit_index)] = unit_text
+    return [
+        replace(row, summary_id=summaries.get(row.item_id), unit_text=texts.get((row.item_id, row.unit), ""))
+        for row in rows
+    ]
 
 
 @dataclass(frozen=True)
@@ -228,6 +252,23 @@ class AgreementOverview:
     definition: TaskDefinition
     results: list[dict[str, Any]]  # coefficient, level and the result's fields
     tables: AgreementTables
+    undefined_reason: str = ""  # why no coefficient applies to the task at all (then `results` is empty)
+    fewest_raters: int | None = None  # the fewest annotators any judged unit has, when fewer than the study's k
+    annotators_per_item: int = 0  # the study's k
+
+
+# Each BUMP annotator writes their own edit of a reference summary for an error type the study asked for;
+# two edits are not two ratings of one thing, so there is nothing for a coefficient to compare.
+EDIT_AGREEMENT_UNDEFINED = (
+    "Agreement is undefined for this task: each annotator writes their own minimal edit for an error type the "
+    "study assigned, so no two annotators rate the same thing."
+)
+
+
+def _fewest_raters(labelled: Labelled, annotators_per_item: int) -> int | None:
+    counts = [sum(label is not None for label in labels.values()) for labels in labelled.values()]
+    fewest = min((count for count in counts if count), default=None)
+    return fewest if fewest is not None and fewest < annotators_per_item else None
 
 
 def agreement_overview(
@@ -240,6 +281,10 @@ def agreement_overview(
     )
     coefficient_labels = labels["word"] if task.spans else labels["unit"]
     table_labels = labels["summary"] if task.spans else labels["unit"]
+    k = study_task.study.annotators_per_item
+    if task.edit:
+        tables = AgreementTables([], annotator_agreements({}), 0, 0)
+        return AgreementOverview(study_task, task, [], tables, EDIT_AGREEMENT_UNDEFINED, None, k)
     requests = [("fleiss", "nominal"), ("krippendorff", "nominal"), ("percent", "nominal")]
     if not task.spans and any(choice.numeric is not None for choice in task.choices):
         requests += [("krippendorff", "ordinal"), ("krippendorff", "interval")]
@@ -251,11 +296,11 @@ def agreement_overview(
         }
         for coefficient, level in requests
     ]
-    rows, n_items = _item_rows(task, table_labels, limit)
-    summaries = dict(StudyItem.objects.filter(pk__in={row.item_id for row in rows}).values_list("pk", "summary_id"))
-    rows = [replace(row, summary_id=summaries.get(row.item_id)) for row in rows]
-    tables = AgreementTables(rows, annotator_agreements(table_labels), n_items)
-    return AgreementOverview(study_task, task, results, tables)
+    rows, n_items, n_single = _item_rows(task, table_labels, limit)
+    tables = AgreementTables(
+        _with_summaries_and_unit_texts(rows), annotator_agreements(table_labels), n_items, n_single
+    )
+    return AgreementOverview(study_task, task, results, tables, "", _fewest_raters(table_labels, k), k)
 
 
 def labels_table(
@@ -312,6 +357,48 @@ def human_names(*, dataset: Dataset) -> list[str]:
         .values_list("name", flat=True)
         .distinct()
     )
+
+
+# Words that name the judgement a faithfulness study is about, best first: a dataset's score so named is
+# what its researchers most likely mean by "the human score" (FRANK's Factuality beside its CircE, ...).
+PRIMARY_HUMAN_SCORE_WORDS = ("factuality", "factual", "faithfulness", "faithful", "consistency", "consistent")
+
+
+@dataclass(frozen=True)
+class HumanScoreChoices:
+    names: list[str]
+    primary: str | None
+
+
+def primary_human_score(counts: dict[str, int], configured: str = "") -> str | None:
+    """The score analysis pages start with: the dataset's configured one if it has values, else the first
+    named like the faithfulness judgement (by the order of PRIMARY_HUMAN_SCORE_WORDS, then most values), else
+    the one with the most values; ties by name."""
+    if configured in counts:
+        return configured
+    if not counts:
+        return None
+
+    def rank(name: str) -> tuple[int, int, str]:
+        lowered = name.lower()
+        word = next(
+            (i for i, w in enumerate(PRIMARY_HUMAN_SCORE_WORDS) if w in lowered), len(PRIMARY_HUMAN_SCORE_WORDS)
+        )
+        return word, -counts[name], name
+
+    return min(counts, key=rank)
+
+
+def human_score_choices(*, dataset: Dataset) -> HumanScoreChoices:
+    """The dataset's human score names and the one every analysis dropdown starts with (one query)."""
+    counts = dict(
+        HumanScore.objects.filter(summary__document__dataset=dataset)
+        .values("name")
+        .annotate(n=Count("id"))
+        .order_by("name")
+        .values_list("name", "n")
+    )
+    return HumanScoreChoices(names=sorted(counts), primary=primary_human_score(counts, dataset.primary_human_score))
 
 
 def _newest_configs(dataset: Dataset) -> dict[str, str]:

@@ -152,18 +152,30 @@ def datasets(request: HttpRequest) -> HttpResponse:
     return datasets_page(request)
 
 
+# Why "partial, controlling for the system" is refused at the other levels (said, never silently unticked).
+PARTIAL_UNAVAILABLE = {
+    "system": "Partial correlation controlling for the system is not available at the system level: each system is "
+    "one point there, so once the system is controlled for nothing is left to correlate. It was left out.",
+    "document": "Partial correlation controlling for the system is not available at the document level, which "
+    "already correlates within each document. It was left out.",
+}
+
+
 @researcher_required
 @require_GET
 def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    humans = selectors.human_names(dataset=dataset)
+    human_choices = selectors.human_score_choices(dataset=dataset)
+    humans = human_choices.names
     metrics = selectors.metric_names(dataset=dataset)
-    human = _choice(request, "human", humans, humans[0] if humans else None)
+    human = _choice(request, "human", humans, human_choices.primary)
     metric = _choice(request, "metric", metrics, metrics[0] if metrics else None)
     method = _choice(request, "method", METHODS, "pearson") or "pearson"
     level = _choice(request, "level", LEVELS, "summary") or "summary"
-    partial = request.GET.get("partial") == "system" and level == "summary"
+    partial_asked = request.GET.get("partial") == "system"
+    partial = partial_asked and level == "summary"
     context: dict[str, Any] = {
+        "partial_unavailable": PARTIAL_UNAVAILABLE.get(level, "") if partial_asked else "",
         "dataset": dataset,
         "humans": humans,
         "metrics": metrics,
@@ -250,8 +262,9 @@ def _metaeval_rows(dataset: Dataset) -> list[dict[str, Any]]:
 def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
     study = _visible_study(request, study_id)
     dont_know = request.GET.get("dont_know") == "incorrect"
-    humans = selectors.human_names(dataset=study.dataset)
-    human = _choice(request, "human", humans, humans[0] if humans else None)
+    human_choices = selectors.human_score_choices(dataset=study.dataset)
+    humans = human_choices.names
+    human = _choice(request, "human", humans, human_choices.primary)
     context: dict[str, Any] = {
         "study": study,
         "humans": humans,

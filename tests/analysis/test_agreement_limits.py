@@ -1,0 +1,46 @@
+"""Agreement tables say when units have fewer raters than k, and give no coefficient where none applies."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import AbstractUser
+from django.urls import reverse
+
+from analysis.selectors.analysis import EDIT_AGREEMENT_UNDEFINED
+from corpus.models import Dataset
+from studies.models import Assignment, Study
+from studies.services.studies import assignment_submit, study_create
+from tests.conftest import client_for, units_of
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_says_plainly_when_units_have_fewer_raters_than_k(
+    bertscore_study: Study, alice: AbstractUser, rita: AbstractUser
+) -> None:
+    for assignment in Assignment.objects.filter(item__study_task__study=bertscore_study, annotator=alice):
+        assignment_submit(assignment=assignment, user=alice, labels={u.index: "correct" for u in units_of(assignment)})
+    response = client_for(rita).get(reverse("study_analysis", args=[bertscore_study.pk]))
+    overview = response.context["agreements"][0]
+    assert overview.fewest_raters == 1 and overview.annotators_per_item == 2
+    assert "Some units have only 1 of the 2 annotators per item the study asks for" in response.content.decode()
+
+    api = client_for(rita).get(reverse("api_study_agreement", args=[bertscore_study.pk])).json()
+    assert api[0]["fewest_raters"] == 1 and api[0]["undefined_reason"] == ""
+
+
+def test_it_gives_no_coefficient_for_bump_edits_and_says_why(
+    small_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser
+) -> None:
+    study = study_create(
+        name="Edits", dataset=small_dataset, tasks=["bump"], annotators=[alice, bob], annotators_per_item=2,
+        created_by=rita,
+    ).study  # fmt: skip
+    response = client_for(rita).get(reverse("study_analysis", args=[study.pk]))
+    overview = response.context["agreements"][0]
+    assert overview.results == [] and overview.undefined_reason == EDIT_AGREEMENT_UNDEFINED
+    html = response.content.decode()
+    assert "Agreement is undefined for this task" in html and "data-coefficient" not in html
+
+    api = client_for(rita).get(reverse("api_study_agreement", args=[study.pk])).json()
+    assert api[0]["results"] == [] and api[0]["undefined_reason"] == EDIT_AGREEMENT_UNDEFINED
