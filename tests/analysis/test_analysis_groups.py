@@ -351,6 +351,14 @@ def test_it_names_a_split_key_without_a_validation_split(tmp_path: Path) -> None
         run_json("metaeval", "--dataset", "tiny", "--protocol", "roc_auc", "--label-key", "gold")
 
 
+@pytest.mark.parametrize("threshold", ["nan", "inf", "-inf", "1e999", "x"])
+def test_it_refuses_a_human_threshold_that_is_not_a_finite_number(tmp_path: Path, threshold: str) -> None:
+    import_records(tmp_path, binary_records(10))
+    args = ("metaeval", "--dataset", "tiny", "--protocol", "balanced_accuracy", "--human", "h")
+    with pytest.raises(CommandError, match=f"--human-threshold must be a finite number, got '{threshold}'"):
+        run_json(*args, f"--human-threshold={threshold}")
+
+
 def test_it_counts_summaries_without_a_metric_score_in_balanced_accuracy(tmp_path: Path) -> None:
     records = binary_records(12)
     for record in records[:3]:

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.selectors.analysis import AnalysisError, dataset_meta_evaluation
 from analysis.selectors.analysis_groups import DEFAULT_SPLIT_KEY, PAIR_BY, binary_evaluation
+from common.validation import InputError, finite_number
 from corpus.selectors import dataset_by_name
 from stats.metaeval import BALANCED_ACCURACY, PROTOCOLS
 
@@ -30,9 +30,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--label-key", help="meta key holding each summary's binary label (1/0, faithful/...)")
         parser.add_argument("--human", help="human score giving the binary label with --human-threshold")
-        parser.add_argument(
-            "--human-threshold", type=float, help="a summary is faithful when its human score is at least this"
-        )
+        parser.add_argument("--human-threshold", help="a summary is faithful when its human score is at least this")
         parser.add_argument(
             "--split-key", default=DEFAULT_SPLIT_KEY, help=f"meta key of the split (default {DEFAULT_SPLIT_KEY!r})"
         )
@@ -46,9 +44,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["bootstrap"] < 0:
             raise CommandError("--bootstrap must be 0 or more.")
-        threshold = options["human_threshold"]
-        if threshold is not None and not math.isfinite(threshold):
-            raise CommandError("--human-threshold must be a finite number.")
+        threshold = None
+        if options["human_threshold"] is not None:
+            try:
+                threshold = finite_number(options["human_threshold"], field="--human-threshold")
+            except InputError as exc:
+                raise CommandError(exc.message) from exc
         if (options["human"] is None) != (threshold is None):
             raise CommandError("--human and --human-threshold go together.")
         binary = options["protocol"] == BALANCED_ACCURACY or options["label_key"] or options["human"]
