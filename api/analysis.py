@@ -209,7 +209,9 @@ class DatasetAgreementApi(APIView):
 
 
 class CorrelationQuery(serializers.Serializer):
-    human = serializers.CharField(help_text="human score name; default: the dataset's first", required=False)
+    human = serializers.CharField(
+        help_text="human score name; default: the dataset's primary human score", required=False
+    )
     metrics = CommaList(child=serializers.CharField(), required=False, help_text="default: every metric")
     method = CommaList(child=serializers.ChoiceField(choices=METHODS), required=False, help_text="default: pearson")
     level = serializers.ChoiceField(choices=CORRELATION_LEVELS, default="summary")
