@@ -22,11 +22,16 @@ from common.exports import EXPORT_FORMATS
 from stats.agreement import LEVELS
 from stats.correlation import LEVELS as CORRELATION_LEVELS
 from stats.correlation import METHODS
+from stats.crowd_quality import MAJORITY
+from stats.crowd_quality import METHODS as AGGREGATION_METHODS
 from stats.metaeval import BALANCED_ACCURACY, PROTOCOLS
 from studies.models import Study, StudyTask
 
 # Resamples for a confidence interval: the command's default; more would let one request hold a worker.
 MAX_BOOTSTRAP = 1000
+# A crowd model (aggregation other than the majority) over more judgements than this would hold a worker for
+# minutes (GLAD: 36 s for 3,000 on the loaded 2-core machine, docs/PERFORMANCE.md); the command has no limit.
+MAX_MODELLED_JUDGEMENTS = 20_000
 
 
 class CommaList(serializers.ListField):
@@ -121,6 +126,11 @@ class AgreementQuery(serializers.Serializer):
     tuned_thresholds = serializers.BooleanField(
         default=False, help_text="instead of thresholds: the balanced-accuracy threshold against the human majority"
     )
+    aggregation = serializers.ChoiceField(
+        choices=AGGREGATION_METHODS,
+        default=MAJORITY,
+        help_text="metric raters: the human reference label (majority vote, or a crowd model: docs/CROWD_CHECKS.md)",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         given = bool(attrs.get("thresholds")) or attrs["tuned_thresholds"]
@@ -157,6 +167,8 @@ def _agreement_analysis(study_task: StudyTask, query: dict[str, Any]) -> dict[st
             weights=query["weights"],
             dont_know_as_incorrect=query["dont_know_as_incorrect"],
             seed=query["seed"],
+            aggregation=query["aggregation"],
+            max_modelled_judgements=MAX_MODELLED_JUDGEMENTS,
         )
     return data
 

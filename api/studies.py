@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
@@ -15,18 +16,19 @@ from rest_framework.views import APIView
 
 from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
-from common.validation import INT32_MAX, INT32_MIN, InputError
+from common.validation import InputError, errors_by_field, printable
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, get_task
-from studies.forms import StudyCreateForm, annotator_accounts
+from studies.forms import annotator_accounts, study_spec_parse
 from studies.models import Assignment
 from studies.selectors import assignments as assignment_selectors
 from studies.selectors import studies as selectors
 from studies.selectors.access import studies_for_user
-from studies.selectors.selection import selection_options
+from studies.selectors.selection import SELECTION_MODES
 from studies.services.studies import (
-    MAX_RECLAIM_HOURS,
     MAX_REPORTED_SECONDS,
+    MAX_SKIP_NOTE_CHARS,
     annotators_added_message,
+    assignment_skip,
     assignment_submit,
     study_annotators_add,
     study_create,
@@ -44,6 +46,9 @@ class StudyOutput(serializers.Serializer):
     annotators_per_item = serializers.IntegerField()
     one_task_per_summary = serializers.BooleanField()
     reclaim_after_hours = serializers.IntegerField(allow_null=True)
+    skipped_items_reassigned = serializers.BooleanField(
+        help_text="items an annotator cannot judge go to someone else and the skip does not count towards k"
+    )
     selection = serializers.JSONField(help_text="how the items were chosen, to reproduce the study")
     n_items = serializers.IntegerField()
     created_at = serializers.DateTimeField()
@@ -73,6 +78,7 @@ class AnnotatorProgressOutput(serializers.Serializer):
     done = serializers.IntegerField()
     open = serializers.IntegerField()
     reclaimed = serializers.IntegerField()
+    skipped = serializers.IntegerField(help_text='items marked "cannot judge"')
     seconds = serializers.FloatField()
     member = serializers.BooleanField()
 
@@ -89,28 +95,28 @@ class StudyListApi(ListAPIView):
     serializer_class = StudyOutput
 
     class StudyCreateInput(serializers.Serializer):
-        name = serializers.CharField(max_length=200)
+        """Parsed only: study_create checks every rule (the web form's), and its errors come back by field."""
+
+        name = serializers.CharField(allow_blank=True)
         dataset = serializers.IntegerField(help_text="dataset id")
-        tasks = serializers.ListField(child=serializers.ChoiceField(choices=STUDY_TASKS), min_length=1)
+        tasks = serializers.ListField(child=serializers.CharField(), help_text=f"from: {', '.join(STUDY_TASKS)}")
         annotators = serializers.ListField(
-            child=serializers.CharField(max_length=150), min_length=1, help_text="usernames of annotator accounts"
+            child=serializers.CharField(max_length=150), help_text="usernames of annotator accounts"
         )
-        annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
-        selection_mode = serializers.ChoiceField(choices=["all", "random", "controversial"], default="all")
-        sample_size = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-        seed = serializers.IntegerField(default=0, min_value=INT32_MIN, max_value=INT32_MAX)
+        annotators_per_item = serializers.IntegerField(default=3, help_text="k")
+        selection_mode = serializers.CharField(default="all", help_text=f"one of: {', '.join(SELECTION_MODES)}")
+        sample_size = serializers.IntegerField(required=False, allow_null=True)
+        seed = serializers.IntegerField(default=0)
         human_score = serializers.CharField(required=False, allow_blank=True, help_text="controversial mode")
         metrics = serializers.ListField(
             child=serializers.CharField(), required=False, help_text="controversial mode: metrics compared"
         )
-        max_sentences = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+        max_sentences = serializers.IntegerField(required=False, allow_null=True)
         one_task_per_summary = serializers.BooleanField(default=False)
-        reclaim_after_hours = serializers.IntegerField(
-            min_value=1, max_value=MAX_RECLAIM_HOURS, required=False, allow_null=True
-        )
-        bump_mode = serializers.ChoiceField(choices=BUMP_MODES, default="taxonomy")
+        reclaim_after_hours = serializers.IntegerField(required=False, allow_null=True)
+        bump_mode = serializers.CharField(default="taxonomy", help_text=f"one of: {', '.join(BUMP_MODES)}")
         bump_error_types = serializers.ListField(
-            child=serializers.ChoiceField(choices=BUMP_ERROR_TYPES), default=list(BUMP_ERROR_TYPES)
+            child=serializers.CharField(), default=list(BUMP_ERROR_TYPES), help_text="taxonomy mode"
         )
         guidelines = serializers.DictField(
             child=serializers.CharField(allow_blank=True), required=False, help_text="task -> guidelines text"
@@ -130,29 +136,20 @@ class StudyListApi(ListAPIView):
     def post(self, request: Request) -> Response:
         payload = self.StudyCreateInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        data = dict(payload.validated_data)
+        data = payload.validated_data
         dataset = dataset_or_404(data["dataset"])
-        usernames = data.pop("annotators")
-        annotators = dict(annotator_accounts().filter(username__in=usernames).values_list("username", "pk"))
-        unknown = sorted(set(usernames) - set(annotators))
+        usernames = data["annotators"]
+        users = list(get_user_model().objects.filter(username__in=usernames))
+        unknown = sorted(set(usernames) - {user.get_username() for user in users})
         if unknown:
-            return Response({"annotators": [f"Not annotators: {', '.join(unknown)}."]}, status=400)
-        # The web form checks and assembles everything else, so both paths create the same studies.
-        guidelines = data.pop("guidelines", {})
-        form = StudyCreateForm(
-            {
-                **{key: value for key, value in data.items() if value is not None},
-                "annotators": list(annotators.values()),
-                **{f"guidelines_{task}": text for task, text in guidelines.items()},
-            },
-            options=selection_options(dataset=dataset),
+            return Response({"annotators": [f"Unknown users: {printable(', '.join(unknown))}."]}, status=400)
+        spec = study_spec_parse(
+            data, dataset=dataset, annotators=users, created_by=request.user, guidelines=data.get("guidelines", {})
         )
-        if not form.is_valid():
-            return Response(form.errors, status=status.HTTP_400_BAD_REQUEST)
         try:
-            plan = study_create(dataset=dataset, created_by=request.user, **form.study_create_options())
+            plan = study_create(spec=spec)
         except ValidationError as exc:
-            return Response(exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}, status=400)
+            return Response(errors_by_field(exc), status=status.HTTP_400_BAD_REQUEST)
         study = visible_study(request, plan.study.pk)
         body = {**vars(plan), "study": study}
         return Response(self.StudyCreatedOutput(body).data, status=status.HTTP_201_CREATED)
@@ -254,6 +251,9 @@ class AssignmentOutput(serializers.Serializer):
     time_spent = serializers.FloatField()
     guidelines_version = serializers.IntegerField(allow_null=True)
     submitted_at = serializers.DateTimeField(allow_null=True)
+    skip_reason = serializers.CharField(help_text='why the annotator cannot judge the item (status "skipped"); empty')
+    skip_note = serializers.CharField()
+    skipped_at = serializers.DateTimeField(allow_null=True)
 
 
 class StudyAssignmentListApi(ListAPIView):
@@ -295,9 +295,8 @@ class AssignmentDetailApi(APIView):
     def get(self, request: Request, assignment_id: int) -> Response:
         assignment = _own_assignment(request, assignment_id)
         item = assignment.item
-        assignment.item_state = task_state(
-            task=get_task(item.study_task.task), item=item, units=assignment_selectors.item_units(item)
-        )
+        units = assignment_selectors.item_units(item, with_document=True)
+        assignment.item_state = task_state(task=get_task(item.study_task.task), item=item, units=units)
         assignment.saved = assignment_selectors.assignment_saved_work(assignment=assignment)
         return Response(AssignmentDetailOutput(assignment).data)
 
@@ -330,6 +329,30 @@ class AssignmentSubmitApi(APIView):
         except ValidationError as exc:
             return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
         return Response(AssignmentOutput(_own_assignment(request, saved.pk)).data)
+
+
+class AssignmentSkipApi(APIView):
+    """Mark an open item of the annotator's own queue "cannot judge" (again: updates reason and note). The
+    study may give the item to another annotator (`skipped_items_reassigned`)."""
+
+    class SkipInput(serializers.Serializer):
+        reason = serializers.ChoiceField(choices=Assignment.SkipReason.choices)
+        note = serializers.CharField(
+            required=False, allow_blank=True, max_length=MAX_SKIP_NOTE_CHARS, help_text='required for "other"'
+        )
+
+    @extend_schema(request=SkipInput, responses={200: AssignmentOutput})
+    def post(self, request: Request, assignment_id: int) -> Response:
+        _own_assignment(request, assignment_id)
+        data = self.SkipInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            skipped = assignment_skip(assignment_id=assignment_id, user=request.user, **data.validated_data)
+        except PermissionDenied as exc:
+            return Response({"errors": [str(exc)]}, status=status.HTTP_403_FORBIDDEN)
+        except ValidationError as exc:
+            return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(AssignmentOutput(skipped.assignment).data)
 
 
 class JudgementOutput(serializers.Serializer):

@@ -54,4 +54,5 @@ urlpatterns = [
         studies.AssignmentSubmitApi.as_view(),
         name="api_assignment_submit",
     ),
+    path("assignments/<int:assignment_id>/skip/", studies.AssignmentSkipApi.as_view(), name="api_assignment_skip"),
 ]

@@ -257,7 +257,7 @@ def build(args: argparse.Namespace) -> None:
     from studies.models import Assignment, Judgement, Study
     from studies.selectors.assignments import item_units
     from studies.selectors.selection import ItemSelection, summaries_select
-    from studies.services.studies import study_create
+    from studies.services.studies import StudySpec, study_create
 
     if Study.objects.filter(name=TASKS_STUDY).exists():
         log("benchmark data exists (use --rebuild to build it again)")
@@ -310,12 +310,14 @@ def build(args: argparse.Namespace) -> None:
 
     started = time.perf_counter()
     plan = study_create(
-        name=MAIN_STUDY,
-        dataset=dataset,
-        tasks=["bertscore"],
-        annotators=annotators,
-        annotators_per_item=args.k,
-        created_by=researcher,
+        spec=StudySpec(
+            name=MAIN_STUDY,
+            dataset=dataset,
+            tasks=["bertscore"],
+            annotators=annotators,
+            annotators_per_item=args.k,
+            created_by=researcher,
+        )
     )
     log(
         f"  study_create over {plan.items} items, k={args.k}, {len(annotators)} annotators: "
@@ -359,13 +361,15 @@ def build(args: argparse.Namespace) -> None:
         + [explanation(s, "entailment", entailment_payload(s.text, s.sentences, s.document.sentences)) for s in sample]
     )
     plan = study_create(
-        name=TASKS_STUDY,
-        dataset=dataset,
-        tasks=list(STUDY_TASKS),
-        annotators=annotators,
-        annotators_per_item=args.k,
-        created_by=researcher,
-        selection=selection,
+        spec=StudySpec(
+            name=TASKS_STUDY,
+            dataset=dataset,
+            tasks=list(STUDY_TASKS),
+            annotators=annotators,
+            annotators_per_item=args.k,
+            created_by=researcher,
+            selection=selection,
+        )
     )
     log(f"  '{TASKS_STUDY}': {plan.items} items, {plan.assignments} assignments")
     log(f"built in {time.perf_counter() - began:.0f} s")
@@ -397,6 +401,9 @@ def measure_pages(repeat: int) -> list[tuple[str, float, float, int]]:
     pages: list[tuple[str, Any, str]] = [
         ("annotator dashboard", annotator, reverse("dashboard")),
     ]
+    # Grouped by study and task; the filter shows one study's items whose document matches a text.
+    filtered = f"{reverse('dashboard')}?study={Study.objects.get(name=MAIN_STUDY).pk}&task=bertscore&q=d0001"
+    pages.append(("annotator dashboard, filtered", annotator, filtered))
     for task in STUDY_TASKS:
         item = (
             Assignment.objects.filter(

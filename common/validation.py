@@ -175,3 +175,12 @@ def page_size(raw: Any, *, default: int, maximum: int) -> int:
     except InputError:
         return default
     return min(size, maximum)
+
+
+def errors_by_field(exc: Exception) -> dict[str, list[str]]:
+    """The messages of a (Django) ValidationError by the field they name; those naming none under "detail",
+    as the API answers them. A form shows them on its fields, the API returns them, a command prints them."""
+    by_field = getattr(exc, "error_dict", None)
+    if by_field is not None:
+        return dict(exc.message_dict)  # type: ignore[attr-defined]
+    return {"detail": list(getattr(exc, "messages", [str(exc)]))}

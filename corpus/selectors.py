@@ -50,3 +50,28 @@ def summaries_with_scores(summaries: QuerySet[Summary]) -> QuerySet[Summary]:
 
 def summary_get(*, summary_id: int) -> Summary:
     return summaries_with_scores(Summary.objects.select_related("document__dataset")).get(pk=summary_id)
+
+
+# Words that name the judgement a faithfulness study is about, best first: a dataset's score so named is
+# what its researchers most likely mean by "the human score" (FRANK's Factuality beside its CircE, ...).
+PRIMARY_HUMAN_SCORE_WORDS = ("factuality", "factual", "faithfulness", "faithful", "consistency", "consistent")
+
+
+def primary_human_score(counts: dict[str, int], configured: str = "") -> str | None:
+    """The human score analysis pages and the new study's controversial selection start with: the dataset's
+    configured one if it has values, else the first
+    named like the faithfulness judgement (by the order of PRIMARY_HUMAN_SCORE_WORDS, then most values), else
+    the one with the most values; ties by name."""
+    if configured in counts:
+        return configured
+    if not counts:
+        return None
+
+    def rank(name: str) -> tuple[int, int, str]:
+        lowered = name.lower()
+        word = next(
+            (i for i, w in enumerate(PRIMARY_HUMAN_SCORE_WORDS) if w in lowered), len(PRIMARY_HUMAN_SCORE_WORDS)
+        )
+        return word, -counts[name], name
+
+    return min(counts, key=rank)

@@ -12,6 +12,7 @@ urlpatterns = [
     path("annotate/<int:assignment_id>/", annotate.annotate, name="annotate"),
     path("annotate/<int:assignment_id>/submit/", annotate.annotate_submit, name="annotate_submit"),
     path("annotate/<int:assignment_id>/draft/", annotate.annotate_draft, name="annotate_draft"),
+    path("annotate/<int:assignment_id>/skip/", annotate.annotate_skip, name="annotate_skip"),
     path("studies/", studies.studies, name="studies"),
     path("studies/new/", studies.study_new, name="study_new"),
     path("studies/<int:study_id>/", study_pages.study_detail, name="study_detail"),

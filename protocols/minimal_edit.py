@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
-from protocols.words import word_tokens
+from words import word_tokens
 
 # BUMP asks for one error through a minimal edit; its examples change one to three words
 # ("homegrown" -> "foreign", "$105 million" -> "$250 million").

@@ -10,17 +10,22 @@ agreement code and the importers look tasks up here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from protocols.alignment import alignment_state, word_alignment
 from protocols.minimal_edit import edit_diff
-from protocols.words import word_tokens
+from words import word_tokens
 
 MAX_NOTE_CHARS = 2000
 MAX_EDIT_CHARS = 5000
 # Maynez et al. mark each hallucination once: the spans of one submission may not overlap.
 SPANS_MAY_OVERLAP = False
+# What an attention-check item's summary is (docs/CROWD_CHECKS.md).
+FAITHFUL = "faithful"
+UNFAITHFUL = "unfaithful"
+EXPECTATIONS = (FAITHFUL, UNFAITHFUL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +113,9 @@ class TaskDefinition:
     view: str = "sentences"
     description: str = ""
     steps: tuple[str, ...] = ()
+    # The attention checks this task can grade (docs/CROWD_CHECKS.md): a summary that must be judged
+    # faithful, one that must be judged unfaithful; CHECK_RULES says what passing one means.
+    checks: tuple[str, ...] = EXPECTATIONS
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -130,10 +138,11 @@ class TaskDefinition:
         payload: Mapping[str, Any] | None = None,
         summary_sentences: Sequence[Sequence[int]] = (),
         params: Mapping[str, Any] | None = None,
+        document_text: str = "",
     ) -> list[Unit]:
         builder = UNIT_BUILDERS.get(self.key)
         if builder is not None:
-            return builder(ItemSource(summary_text, summary_sentences, payload or {}, params or {}))
+            return builder(ItemSource(summary_text, summary_sentences, payload or {}, params or {}, document_text))
         if self.spans:
             return []
         if self.unit_name == "summary sentence":
@@ -168,6 +177,16 @@ class TaskDefinition:
             "requires": list(unit.requires) if unit.requires else None,
             **dict(unit.extra),
         }
+
+    def check_outcome(
+        self, target: CheckTarget, *, judgements: Sequence[JudgedUnit], units: Sequence[Unit] = ()
+    ) -> CheckOutcome:
+        """Whether the judgements of one attention-check item pass the check (None: this task's submission says
+        nothing about it, e.g. no QGQA question asks about the swapped entity). `units`: the item's units
+        (`units()`; span tasks have none)."""
+        if target.expected not in self.checks:
+            return CheckOutcome(None, f"task {self.key!r} grades no {target.expected} checks")
+        return CHECK_RULES[self.key](target, judgements, units)
 
     def clean(
         self,
@@ -343,6 +362,7 @@ class ItemSource:
     summary_sentences: Sequence[Sequence[int]]
     payload: Mapping[str, Any]
     params: Mapping[str, Any]
+    document_text: str = ""  # only units that point into the document read it (BERTScore's source words)
 
 
 def sentence_texts(summary_text: str, sentences: Sequence[Sequence[int]]) -> list[tuple[str, int, int]]:
@@ -356,33 +376,29 @@ def word_spans(text: str) -> list[list[int]]:
     return [[start, end] for _, start, end in word_tokens(text)]
 
 
-def bertscore_units(payload: Mapping[str, Any]) -> list[Unit]:
-    """Content words of the summary (no stopwords, no punctuation), each with its aligned source tokens.
+def bertscore_units(payload: Mapping[str, Any], document_text: str = "") -> list[Unit]:
+    """Content words of the summary (no stopwords, no punctuation), each with the whole source words its
+    pieces align to (protocols.alignment, which needs the document text for that; without it a piece's
+    source is its aligned token, enough to check a submission, which reads only the unit indexes).
 
     The unit index is the word's index in the explanation payload, so it stays stable whatever the
     stopword filter shows.
     """
-    tokens = payload.get("tokens", [])
-    units = []
-    for index, word in enumerate(payload.get("words", [])):
-        if word["stopword"] or word["punct"] or not word["tokens"]:
-            continue
-        pieces = [tokens[t] for t in word["tokens"]]
-        aligned = [piece["aligned"] for piece in pieces if piece["aligned"] is not None]
-        units.append(
-            Unit(
-                index=index,
-                text=word["text"],
-                start=word["start"],
-                end=word["end"],
-                extra={
-                    "aligned": aligned,
-                    "aligned_text": " ".join(piece["aligned_text"] for piece in pieces if piece["aligned"]),
-                    "similarity": word["similarity"],
-                },
-            )
+    return [
+        Unit(
+            index=word.index,
+            text=word.text,
+            start=word.start,
+            end=word.end,
+            extra={
+                "aligned": [[source.start, source.end] for source in word.sources],
+                "aligned_text": word.source_text,
+                "similarity": word.score,
+                "alignment": alignment_state(word),
+            },
         )
-    return units
+        for word in word_alignment(payload, document_text=document_text).important
+    ]
 
 
 def qgqa_units(payload: Mapping[str, Any]) -> list[Unit]:
@@ -477,12 +493,211 @@ def bump_units(source: ItemSource) -> list[Unit]:
 
 
 UNIT_BUILDERS: dict[str, Callable[[ItemSource], list[Unit]]] = {
-    "bertscore": lambda source: bertscore_units(source.payload),
+    "bertscore": lambda source: bertscore_units(source.payload, source.document_text),
     "qgqa": lambda source: qgqa_units(source.payload),
     "entailment": lambda source: entailment_units(source.payload),
     "sentence_consistency": sentence_consistency_units,
     "feqa": feqa_units,
     "bump": bump_units,
+}
+
+# --- attention checks ------------------------------------------------------------------------------------
+# What passing a check item means, per task (docs/CROWD_CHECKS.md). A check item is a summary whose answer is
+# known: copied verbatim from the document (expected faithful) or corrupted (expected unfaithful, with the
+# corrupted characters as `span` where known). protocols/attention.py generates and parses them.
+
+
+class JudgedUnit(Protocol):
+    """A stored judgement as the check rules read it (CleanJudgement, or the Judgement model)."""
+
+    @property
+    def unit_index(self) -> int: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def start(self) -> int | None: ...
+    @property
+    def end(self) -> int | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CheckTarget:
+    """The answer a careful annotator gives on a check item: the summary is `expected`; an unfaithful one's
+    error lies in characters span[0]:span[1] of `summary_text` (None: somewhere)."""
+
+    summary_text: str
+    expected: str
+    span: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    passed: bool | None  # None: the submission says nothing about the check (it is left out of the counts)
+    reason: str
+
+
+def _overlaps(start: int | None, end: int | None, span: tuple[int, int]) -> bool:
+    return start is not None and end is not None and start < span[1] and span[0] < end
+
+
+def _targeted(target: CheckTarget, units: Sequence[Unit]) -> list[Unit]:
+    """The units an unfaithful check is about: those overlapping its span (all units without a span)."""
+    if target.span is None:
+        return list(units)
+    return [unit for unit in units if _overlaps(unit.start, unit.end, target.span)] or list(units)
+
+
+def _grade_sentences(
+    target: CheckTarget, judgements: Sequence[JudgedUnit], units: Sequence[Unit], *, good: set[str], bad: set[str]
+) -> CheckOutcome:
+    """Unit-per-sentence tasks: faithful checks need every unit in `good`; unfaithful ones need a unit that
+    holds the span with the error in `bad`."""
+    labels = {judgement.unit_index: judgement.label for judgement in judgements}
+    if not units:
+        return CheckOutcome(None, "the item has no units")
+    if target.expected == FAITHFUL:
+        wrong = [unit.index for unit in units if labels.get(unit.index) not in good]
+        if wrong:
+            return CheckOutcome(False, f"a faithful summary was not judged faithful (units {_numbers(wrong)})")
+        return CheckOutcome(True, "every unit judged faithful")
+    targeted = _targeted(target, units)
+    if any(labels.get(unit.index) in bad for unit in targeted):
+        return CheckOutcome(True, "the sentence with the error was judged unfaithful")
+    return CheckOutcome(
+        False, f"the sentence with the error was judged faithful (units {_numbers(u.index for u in targeted)})"
+    )
+
+
+def _numbers(indexes: Iterable[int]) -> str:
+    return ", ".join(str(index) for index in indexes)
+
+
+def _check_factuality(target: CheckTarget, judgements: Sequence[JudgedUnit], units: Sequence[Unit]) -> CheckOutcome:
+    whole = [Unit(index=0, text=target.summary_text, start=0, end=len(target.summary_text))]
+    return _grade_sentences(target, judgements, units or whole, good={"yes"}, bad={"no"})
+
+
+def _check_sentence_consistency(
+    target: CheckTarget, judgements: Sequence[JudgedUnit], units: Sequence[Unit]
+) -> CheckOutcome:
+    return _grade_sentences(target, judgements, units, good={"yes"}, bad={"no"})
+
+
+def _check_entailment(target: CheckTarget, judgements: Sequence[JudgedUnit], units: Sequence[Unit]) -> CheckOutcome:
+    # A verbatim sentence's own source sentence is among its top-k: "Most" or "All" of its facts are there.
+    # A corrupted one keeps most of its facts, so anything but "All" passes.
+    return _grade_sentences(target, judgements, units, good={"most", "all"}, bad={"none", "few", "some", "most"})
+
+
+def _check_feqa(target: CheckTarget, judgements: Sequence[JudgedUnit], units: Sequence[Unit]) -> CheckOutcome:
+    """Per summary sentence (units 4i..4i+3): faithful checks need 'meaningful' and 'faithful' for every
+    sentence; unfaithful ones 'nonsensical' or 'unfaithful' for a sentence holding the corrupted span."""
+    labels = {judgement.unit_index: judgement.label for judgement in judgements}
+    sentences = [unit for unit in units if unit.index % len(FEQA_QUESTIONS) == 0]
+    if not sentences:
+        return CheckOutcome(None, "the item has no sentences")
+
+    def verdict(unit: Unit) -> str | None:
+        meaning, faithful = labels.get(unit.index), labels.get(unit.index + 2)
+        if meaning == "nonsensical" or faithful == "unfaithful":
+            return UNFAITHFUL
+        return FAITHFUL if meaning == "meaningful" and faithful == "faithful" else None
+
+    if target.expected == FAITHFUL:
+        wrong = [unit.index // 4 for unit in sentences if verdict(unit) != FAITHFUL]
+        if wrong:
+            return CheckOutcome(
+                False, f"a faithful sentence was not judged meaningful and faithful ({_numbers(wrong)})"
+            )
+        return CheckOutcome(True, "every sentence judged meaningful and faithful")
+    if any(verdict(unit) == UNFAITHFUL for unit in _targeted(target, sentences)):
+        return CheckOutcome(True, "the sentence with the error was judged nonsensical or unfaithful")
+    return CheckOutcome(False, "the sentence with the error was judged meaningful and faithful")
+
+
+def _check_spans(target: CheckTarget, judgements: Sequence[JudgedUnit], units: Sequence[Unit]) -> CheckOutcome:
+    """Maynez protocol: nothing marked in a faithful summary; a marked span overlapping the corrupted part of
+    an unfaithful one (any span when the check gives none). The span's type is not graded."""
+    marked = [(j.start, j.end) for j in judgements if j.start is not None and j.end is not None]
+    if target.expected == FAITHFUL:
+        if marked:
+            return CheckOutcome(False, f"{len(marked)} span(s) marked in a faithful summary")
+        return CheckOutcome(True, "nothing marked in a faithful summary")
+    span = target.span
+    if span is None:
+        return CheckOutcome(bool(marked), "a span was marked" if marked else "nothing marked in an unfaithful summary")
+    if any(_overlaps(start, end, span) for start, end in marked):
+        return CheckOutcome(True, f"the span with the error {span[0]}-{span[1]} was marked")
+    return CheckOutcome(
+        False,
+        f"the span with the error {span[0]}-{span[1]} ({target.summary_text[span[0] : span[1]]!r}) was not marked",
+    )
+
+
+def _answer_key(text: str) -> str:
+    return " ".join(text.casefold().split()).strip(" .,;:'\"")
+
+
+def _same_answer(first: str, second: str) -> bool:
+    return _answer_key(first) == _answer_key(second)
+
+
+def _check_qgqa(target: CheckTarget, judgements: Sequence[JudgedUnit], units: Sequence[Unit]) -> CheckOutcome:
+    """The 'similar meaning' statements (units 2n + 1) the check decides: in a verbatim summary, those whose
+    two answers are the same text must be 'correct'; in a corrupted one, those whose summary answer lies in
+    the span with the error and differs from the source answer must be 'incorrect'. None when no question asks
+    about it."""
+    labels = {judgement.unit_index: judgement.label for judgement in judgements}
+    decided: list[tuple[int, str]] = []
+    for unit in units:
+        if unit.index % 2 == 0:
+            continue
+        summary_answer, source_answer = unit.extra.get("summary_answer"), unit.extra.get("source_answer")
+        if not isinstance(summary_answer, Mapping) or not isinstance(source_answer, Mapping):
+            continue
+        same = _same_answer(str(summary_answer.get("text", "")), str(source_answer.get("text", "")))
+        if target.expected == FAITHFUL and same:
+            decided.append((unit.index, "correct"))
+        elif target.expected == UNFAITHFUL and not same:
+            inside = target.span is None or _overlaps(
+                summary_answer.get("start"), summary_answer.get("end"), target.span
+            )
+            if inside:
+                decided.append((unit.index, "incorrect"))
+    if not decided:
+        return CheckOutcome(None, "no question asks about what the check decides")
+    wrong = [index for index, expected in decided if labels.get(index) != expected]
+    if wrong:
+        return CheckOutcome(False, f"statement(s) {_numbers(wrong)} judged against the check")
+    return CheckOutcome(True, f"{len(decided)} decided statement(s) judged as expected")
+
+
+def _check_bertscore(target: CheckTarget, judgements: Sequence[JudgedUnit], units: Sequence[Unit]) -> CheckOutcome:
+    """A verbatim summary: every word aligned to the same word in the source is judged 'correct'. (The task
+    judges alignments, not the summary: a corrupted summary decides nothing, see TaskDefinition.checks.)"""
+    labels = {judgement.unit_index: judgement.label for judgement in judgements}
+    decided = [unit.index for unit in units if _same_answer(unit.text, str(unit.extra.get("aligned_text", "")))]
+    if not decided:
+        return CheckOutcome(None, "no word is aligned to the same source word")
+    wrong = [index for index in decided if labels.get(index) != "correct"]
+    if wrong:
+        return CheckOutcome(False, f"word(s) {_numbers(wrong)} aligned to the same word not judged correct")
+    return CheckOutcome(True, f"{len(decided)} identical alignment(s) judged correct")
+
+
+def _check_nothing(target: CheckTarget, judgements: Sequence[JudgedUnit], units: Sequence[Unit]) -> CheckOutcome:
+    return CheckOutcome(None, "this task has no attention checks")
+
+
+CHECK_RULES: dict[str, Callable[[CheckTarget, Sequence[JudgedUnit], Sequence[Unit]], CheckOutcome]] = {
+    "bertscore": _check_bertscore,
+    "qgqa": _check_qgqa,
+    "entailment": _check_entailment,
+    "sentence_consistency": _check_sentence_consistency,
+    "feqa": _check_feqa,
+    "factuality": _check_factuality,
+    "hallucination_spans": _check_spans,
+    "bump": _check_nothing,
 }
 
 # --- definitions ---------------------------------------------------------------------------------------
@@ -560,10 +775,12 @@ TASKS: dict[str, TaskDefinition] = {
             choices=CORRECT_INCORRECT,
             explanation_metrics=("bertscore",),
             view="words",
+            checks=(FAITHFUL,),
             description="Judge the source word BERTScore aligned to each content word of the summary (thesis 5.1).",
             steps=(
                 "Read the full summary to get context information.",
-                "Focus a highlighted summary word (hover or Tab); the source word BERTScore aligned it to lights up.",
+                "Focus a highlighted summary word (hover or Tab); the source word BERTScore aligned it to lights up"
+                " (a word made of several pieces may light several; i lists its pieces and their similarities).",
                 "Read both highlighted words and the words around them.",
                 "Judge the statement: the summary word has a similar meaning as the highlighted source word.",
                 "Choose Correct, Incorrect or Don't know for every highlighted word.",
@@ -684,6 +901,7 @@ TASKS: dict[str, TaskDefinition] = {
             edit=True,
             references_only=True,
             view="edit",
+            checks=(),
             description="Edit a reference summary minimally so that it holds exactly one error (BUMP, seed 003).",
             steps=(
                 "Read the article and its reference summary.",

@@ -898,11 +898,14 @@ def metric_as_rater(
     level: str = "nominal",
     weights: str = "identity",
     categories: Sequence[Value] | None = None,
+    reference: Mapping[Hashable, Value | None] | None = None,
+    reference_name: str = "majority",
 ) -> MetricAsRater:
     """`labelled`: item -> annotator -> label; `metric_labels`: item -> the metric's label (bin_scores).
 
     Rows: the coefficient among the humans; with the metric as one more rater; the metric against the
-    human majority (items with a tie have no majority and are left out); the metric against each annotator.
+    human reference label (`reference`, e.g. aggregated by a crowd model and named `reference_name`; by
+    default the majority; items without one, e.g. a tie, are left out); the metric against each annotator.
     """
     spec = Coefficient(coefficient, level, weights, categories)
 
@@ -914,7 +917,7 @@ def metric_as_rater(
     with_metric = {item: [*humans[item], metric_labels[item]] for item in items}
     majority_pairs = []
     for item in items:
-        majority = majority_label(humans[item])
+        majority = majority_label(humans[item]) if reference is None else reference.get(item)
         if majority is not None:
             majority_pairs.append((metric_labels[item], majority))
     annotators: dict[str, list[tuple[Value, Value]]] = {}
@@ -926,7 +929,7 @@ def metric_as_rater(
         metric=metric,
         humans=compute(humans),
         with_metric=compute(with_metric),
-        majority=_compare("majority", majority_pairs, compute),
+        majority=_compare(reference_name, majority_pairs, compute),
         annotators=[_compare(name, annotators[name], compute) for name in sorted(annotators)],
         n_items=len(items),
         n_missing=len(labelled) - len(items),
@@ -938,10 +941,15 @@ def metric_as_rater(
 
 def majority_label(labels: Iterable[Value | None]) -> Value | None:
     """The label chosen most often; None when two labels tie for the most votes (or there are none)."""
-    counts = Counter(label for label in labels if label is not None).most_common(2)
-    if not counts or (len(counts) == 2 and counts[0][1] == counts[1][1]):
+    return majority_of_counts(Counter(label for label in labels if label is not None))
+
+
+def majority_of_counts(counts: Counter[Value]) -> Value | None:
+    """majority_label from the votes already counted (label -> votes; labels with no votes do not count)."""
+    top = counts.most_common(2)
+    if not top or top[0][1] <= 0 or (len(top) == 2 and top[0][1] == top[1][1]):
         return None
-    return counts[0][0]
+    return top[0][0]
 
 
 @dataclass(frozen=True)
@@ -961,6 +969,11 @@ class AnnotatorAgreement:
     n_judgements: int
     n_compared: int  # judgements on units with a majority
     agreement_with_majority: float | None
+    # Against the others' majority only: this annotator's units with too few other raters, and those on
+    # which the others tied (neither is compared).
+    n_too_few: int = 0
+    n_ties: int = 0
+    reason: str = ""  # with others_only: which units were not compared, and why
 
 
 def item_agreements(
@@ -988,32 +1001,85 @@ def item_agreements(
     return rows
 
 
-def annotator_agreements(labelled: Mapping[Hashable, Mapping[str, Value]]) -> list[AnnotatorAgreement]:
+def annotator_agreements(
+    labelled: Mapping[Hashable, Mapping[str, Value]], *, others_only: bool = False, min_others: int = 2
+) -> list[AnnotatorAgreement]:
     """Per annotator: judgements made and the share that equals the unit's majority label.
 
-    The majority includes the annotator's own label (it is the majority the item table shows); units
-    with a single label or a tie have no majority and are not compared.
+    By default the majority includes the annotator's own label (it is the majority the item table shows);
+    units with a single label or a tie have no majority and are not compared. With `others_only` each label
+    is compared with the majority of the OTHER annotators of its unit, on units with at least `min_others`
+    other labels (the annotator's own vote cannot make the majority it is measured against); units with
+    fewer, or on which the others tie, are counted in `n_too_few` and `n_ties`.
     """
-    made: Counter[str] = Counter()
-    compared: Counter[str] = Counter()
-    agreed: Counter[str] = Counter()
+    # One count per annotator and outcome; a unit's outcome depends only on its multiset of labels, and a
+    # task has few of those: each label's majority to compare with is worked out once per multiset, so
+    # hundreds of thousands of units cost a sort and a lookup each (the study page does this for every unit).
+    totals: dict[str, list[int]] = {}  # annotator -> count per outcome (_AGREED, _DISAGREED, _TIE, _TOO_FEW)
+    majorities: dict[tuple[Value, ...], dict[Value, int]] = {}
+    fewest = min_others + 1 if others_only else 2
     for by_annotator in labelled.values():
-        made.update(annotator for annotator, label in by_annotator.items() if label is not None)
-        if sum(1 for label in by_annotator.values() if label is not None) < 2:
-            continue
-        majority = majority_label(by_annotator.values())
-        if majority is None:
-            continue
-        for annotator, label in by_annotator.items():
-            if label is not None:
-                compared[annotator] += 1
-                agreed[annotator] += label == majority
-    return [
-        AnnotatorAgreement(
-            annotator=annotator,
-            n_judgements=made[annotator],
-            n_compared=compared[annotator],
-            agreement_with_majority=agreed[annotator] / compared[annotator] if compared[annotator] else None,
+        labels = by_annotator.values()
+        given = by_annotator if None not in labels else {a: lab for a, lab in by_annotator.items() if lab is not None}
+        if len(given) < fewest:
+            outcome_of = None
+        else:
+            try:
+                key = tuple(sorted(given.values()))
+            except TypeError:  # labels of mixed types
+                key = tuple(_ordered(given.values()))
+            outcome_of = majorities.get(key)
+            if outcome_of is None:
+                outcome_of = majorities[key] = _outcomes(key, others_only)
+        for annotator, label in given.items():
+            counts = totals.get(annotator)
+            if counts is None:
+                counts = totals[annotator] = [0, 0, 0, 0]
+            counts[_TOO_FEW if outcome_of is None else outcome_of[label]] += 1
+    rows = []
+    for annotator in sorted(totals):
+        agreed, disagreed, tie, few = totals[annotator]
+        compared = agreed + disagreed
+        rows.append(
+            AnnotatorAgreement(
+                annotator=annotator,
+                n_judgements=compared + tie + few,
+                n_compared=compared,
+                agreement_with_majority=agreed / compared if compared else None,
+                n_too_few=few if others_only else 0,
+                n_ties=tie if others_only else 0,
+                reason=_not_compared_reason(few, tie, min_others) if others_only else "",
+            )
         )
-        for annotator in sorted(made)
-    ]
+    return rows
+
+
+_AGREED, _DISAGREED, _TIE, _TOO_FEW = range(4)
+
+
+def _outcomes(labels: Sequence[Value], others_only: bool) -> dict[Value, int]:
+    """For each label of a unit: agreed with, disagreed with, or no majority to compare with (a tie); the
+    majority of all the unit's labels, or with `others_only` of the others' (one vote of the label out)."""
+
+    def outcome(label: Value, majority: Value | None) -> int:
+        return _TIE if majority is None else _AGREED if label == majority else _DISAGREED
+
+    votes = Counter(labels)
+    if not others_only:
+        majority = majority_of_counts(votes)
+        return {label: outcome(label, majority) for label in votes}
+    result: dict[Value, int] = {}
+    for label in votes:
+        votes[label] -= 1
+        result[label] = outcome(label, majority_of_counts(votes))
+        votes[label] += 1
+    return result
+
+
+def _not_compared_reason(too_few: int, ties: int, min_others: int) -> str:
+    parts = []
+    if too_few:
+        parts.append(f"{too_few} unit{'s' if too_few != 1 else ''} with fewer than {min_others} other raters")
+    if ties:
+        parts.append(f"{ties} unit{'s' if ties != 1 else ''} on which the other raters tie")
+    return "; ".join(parts)

@@ -4,6 +4,8 @@ The annotators replace one component of a metric: they judge each BERTScore word
 answer pair and how many summary facts the top-k source sentences hold. Their labels, aggregated by
 majority vote or average vote, give a faithfulness score per summary:
 - BERTScore: the mean over the summary's important words of the aggregated word label (1 similar, 0 not);
+  the important words are the `bertscore` task's units, one per word however many encoder pieces it has
+  (protocols.alignment derives them; docs/EXPLANATIONS.md, "the word-level view");
 - QGQA: the mean over the summary's answers of the aggregated "similar meaning" label (unit 2n + 1 of
   the n-th question; unit 2n, "answerable from the summary", is not part of the score);
 - Entailment: the aggregated scale value (None 0 ... All 1); with several summary sentences, their mean.

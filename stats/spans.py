@@ -3,27 +3,30 @@
 Text and offsets in, dataclasses out; no Django here. Offsets are 0-based and end-exclusive.
 
 Agreement on spans is measured on labels derived from them:
-- per word: each word of the summary (a run of letters and digits) is "hallucinated" for an annotator
-  when one of the annotator's spans overlaps it, else "faithful";
+- per word: each word of the summary (the words of `words.word_tokens` without its punctuation marks: runs
+  of letters and digits) is "hallucinated" for an annotator when one of the annotator's spans overlaps it,
+  else "faithful";
 - per summary: "any span" when the annotator marked at least one span, else "no span".
 An annotator who marked nothing still takes part (every word "faithful").
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+from words import is_punctuation, word_tokens
+
 Span = tuple[int, int]
-WORD = re.compile(r"\w+")
 HALLUCINATED, FAITHFUL = "hallucinated", "faithful"
 ANY_SPAN, NO_SPAN = "any span", "no span"
 THRESHOLDS = tuple(round(0.80 + 0.01 * step, 2) for step in range(20))  # 0.80 ... 0.99
 
 
 def word_offsets(text: str) -> list[Span]:
-    return [(match.start(), match.end()) for match in WORD.finditer(text)]
+    """The words the span analysis labels: the tasks' words (words.word_tokens) without the punctuation
+    marks, so a span that takes in or leaves out a comma or full stop marks the same words."""
+    return [(start, end) for word, start, end in word_tokens(text) if not is_punctuation(word)]
 
 
 def _overlaps(word: Span, spans: Sequence[Span]) -> bool:

@@ -1,17 +1,25 @@
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
-from common import roles
-from common.validation import INT32_MAX, INT32_MIN, text_problem
+from accounts.selectors import annotator_accounts
+from common.validation import INT32_MAX, INT32_MIN, errors_by_field, text_problem
 from corpus.models import Dataset, Summary
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, BUMP_TYPE_NAMES, STUDY_TASKS, get_task
-from studies.selectors.selection import ItemSelection, SelectionOptions
-from studies.services.studies import MAX_RECLAIM_HOURS
+from studies.selectors.selection import SelectionOptions, item_selection
+from studies.services.studies import (
+    MAX_ANNOTATORS_PER_ITEM,
+    MAX_NAME_CHARS,
+    MAX_RECLAIM_HOURS,
+    StudySpec,
+)
 
 
 def _storable(value: str) -> None:
@@ -26,8 +34,17 @@ class TextField(forms.CharField):
     default_validators = [_storable]
 
 
-def annotator_accounts() -> QuerySet[Any]:
-    return get_user_model().objects.filter(groups__name=roles.ANNOTATOR, is_active=True).order_by("username")
+class ParsedChoiceField(forms.ChoiceField):
+    """A choice shown from a list but not checked against it: the service checks (and names) a bad one, the
+    same way for the form, the API and the command."""
+
+    def valid_value(self, value: Any) -> bool:
+        return True
+
+
+class ParsedMultipleChoiceField(forms.MultipleChoiceField):
+    def valid_value(self, value: Any) -> bool:
+        return True
 
 
 class DatasetChoiceForm(forms.Form):
@@ -36,14 +53,56 @@ class DatasetChoiceForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.all())
 
 
+def _number(minimum: int, maximum: int | None = None) -> forms.NumberInput:
+    """A number input with the bounds as a hint to the browser; the service checks them."""
+    attrs = {"min": minimum} if maximum is None else {"min": minimum, "max": maximum}
+    return forms.NumberInput(attrs=attrs)
+
+
+def study_spec_parse(
+    data: Mapping[str, Any],
+    *,
+    dataset: Dataset,
+    annotators: Sequence[AbstractUser],
+    created_by: AbstractUser | None,
+    guidelines: Mapping[str, str],
+) -> StudySpec:
+    """The StudySpec of the fields the web form and the API share (the API's StudyCreateInput)."""
+    tasks = list(data.get("tasks") or [])
+    bump = {"mode": data.get("bump_mode") or "taxonomy", "error_types": list(data.get("bump_error_types") or [])}
+    return StudySpec(
+        name=data.get("name") or "",
+        dataset=dataset,
+        tasks=tasks,
+        annotators=list(annotators),
+        annotators_per_item=data["annotators_per_item"],
+        created_by=created_by,
+        selection=item_selection(
+            mode=data.get("selection_mode") or "all",
+            size=data.get("sample_size"),
+            seed=data.get("seed") or 0,
+            human_score=data.get("human_score") or "",
+            metrics=data.get("metrics") or (),
+            max_sentences=data.get("max_sentences"),
+        ),
+        guidelines=dict(guidelines),
+        task_options={"bump": bump} if "bump" in tasks else {},
+        one_task_per_summary=bool(data.get("one_task_per_summary")),
+        reclaim_after_hours=data.get("reclaim_after_hours"),
+    )
+
+
 class StudyCreateForm(forms.Form):
-    name = TextField(max_length=200)
+    """Parses a new study into a StudySpec; study_create checks it and the form shows its errors by field."""
+
+    name = TextField(required=False, widget=forms.TextInput(attrs={"maxlength": MAX_NAME_CHARS, "required": True}))
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.all(), widget=forms.HiddenInput)
-    tasks = forms.MultipleChoiceField(
+    tasks = ParsedMultipleChoiceField(
+        required=False,
         choices=[(key, get_task(key).name) for key in STUDY_TASKS],
         widget=forms.CheckboxSelectMultiple,
     )
-    selection_mode = forms.ChoiceField(
+    selection_mode = ParsedChoiceField(
         choices=[
             ("all", "All summaries"),
             ("random", "A random sample (n, seed)"),
@@ -53,41 +112,44 @@ class StudyCreateForm(forms.Form):
         widget=forms.RadioSelect,
         label="Items",
     )
-    sample_size = forms.IntegerField(min_value=1, required=False, label="n (items per task)")
-    seed = forms.IntegerField(initial=0, min_value=INT32_MIN, max_value=INT32_MAX, label="Random seed")
-    human_score = forms.ChoiceField(required=False, label="Human score (controversial)")
-    metrics = forms.MultipleChoiceField(
+    sample_size = forms.IntegerField(required=False, widget=_number(1), label="n (items per task)")
+    seed = forms.IntegerField(initial=0, required=False, widget=_number(INT32_MIN, INT32_MAX), label="Random seed")
+    human_score = ParsedChoiceField(required=False, label="Human score (controversial)")
+    metrics = ParsedMultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple, label="Metric scores compared with it (controversial)"
     )
     max_sentences = forms.IntegerField(
-        min_value=1,
         required=False,
+        widget=_number(1),
         label="Only documents with at most this many sentences",
         help_text="The thesis used 15. Leave empty for any length.",
     )
+    # Any account parses; the service refuses one that is no annotator. The boxes offer annotators only.
     annotators = forms.ModelMultipleChoiceField(
-        queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple
+        required=False, queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple
     )
-    annotators_per_item = forms.IntegerField(min_value=1, max_value=50, initial=3, label="Annotators per item (k)")
+    annotators_per_item = forms.IntegerField(
+        initial=3, widget=_number(1, MAX_ANNOTATORS_PER_ITEM), label="Annotators per item (k)"
+    )
     one_task_per_summary = forms.BooleanField(
         required=False,
         label="Nobody sees the same summary in two tasks",
         help_text="As in the thesis study; needs k times the number of tasks annotators.",
     )
     reclaim_after_hours = forms.IntegerField(
-        min_value=1,
-        max_value=MAX_RECLAIM_HOURS,
         required=False,
+        widget=_number(1, MAX_RECLAIM_HOURS),
         label="Give untouched assignments to someone else after (hours)",
         help_text="Leave empty to never move work.",
     )
-    bump_mode = forms.ChoiceField(
+    bump_mode = ParsedChoiceField(
         choices=[(mode, mode.capitalize()) for mode in BUMP_MODES],
         initial="taxonomy",
+        required=False,
         label="BUMP protocol: mode",
         help_text="Taxonomy: each item asks for one error type of BUMP's Table 1. Freestyle: any one error.",
     )
-    bump_error_types = forms.MultipleChoiceField(
+    bump_error_types = ParsedMultipleChoiceField(
         choices=[(value, BUMP_TYPE_NAMES[value].capitalize()) for value in BUMP_ERROR_TYPES],
         initial=list(BUMP_ERROR_TYPES),
         required=False,
@@ -97,11 +159,14 @@ class StudyCreateForm(forms.Form):
 
     def __init__(self, *args: Any, options: SelectionOptions | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["annotators"].queryset = annotator_accounts()
+        annotators = self.fields["annotators"]
+        annotators.queryset = get_user_model().objects.all()
+        annotators.widget.choices = [(user.pk, str(user)) for user in annotator_accounts()]
         if options is not None:
             self.fields["human_score"].choices = [("", "—")] + [
                 (name, f"{name} ({count} summaries)") for name, count in options.human_scores
             ]
+            self.fields["human_score"].initial = options.primary_human_score
             self.fields["metrics"].choices = [(value, f"{shown} ({count})") for value, shown, count in options.metrics]
             self.fields["tasks"].choices = [(key, self._task_label(key, options)) for key in STUDY_TASKS]
         for key in STUDY_TASKS:
@@ -123,63 +188,38 @@ class StudyCreateForm(forms.Form):
             return f"{task.name} — {options.references} reference summaries"
         return f"{task.name} — {task.description}"
 
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        mode = data.get("selection_mode")
-        if mode in ("random", "controversial") and not data.get("sample_size"):
-            self.add_error("sample_size", f"A {mode} selection needs n.")
-        if mode == "controversial":
-            if not data.get("human_score"):
-                self.add_error("human_score", "Choose the human score.")
-            if not data.get("metrics"):
-                self.add_error("metrics", "Choose at least one metric.")
-        if "bump" in data.get("tasks", []) and data.get("bump_mode") == "taxonomy" and not data.get("bump_error_types"):
-            self.add_error("bump_error_types", "Ask for at least one error type.")
-        return data
-
-    def selection(self) -> ItemSelection:
+    def spec(self, *, created_by: AbstractUser | None) -> StudySpec:
+        """The parsed study (after is_valid)."""
         data = self.cleaned_data
-        mode = data["selection_mode"]
-        controversial = mode == "controversial"
-        return ItemSelection(
-            mode=mode,
-            size=data.get("sample_size") if mode != "all" else None,
-            seed=data.get("seed") or 0,
-            human_score=(data.get("human_score") or "") if controversial else "",
-            metrics=tuple(data.get("metrics") or ()) if controversial else (),
-            max_sentences=data.get("max_sentences"),
+        guidelines = {
+            key: data.get(f"guidelines_{key}") or "" for key in data.get("tasks") or [] if data.get(f"guidelines_{key}")
+        }
+        return study_spec_parse(
+            data,
+            dataset=data["dataset"],
+            annotators=list(data.get("annotators") or []),
+            created_by=created_by,
+            guidelines=guidelines,
         )
 
-    def study_create_options(self) -> dict[str, Any]:
-        """The arguments of services.studies.study_create that the form decides (all but dataset and author)."""
-        data = self.cleaned_data
-        return {
-            "name": data["name"],
-            "tasks": data["tasks"],
-            "annotators": list(data["annotators"]),
-            "annotators_per_item": data["annotators_per_item"],
-            "selection": self.selection(),
-            "guidelines": self.guidelines(),
-            "task_options": self.task_options(),
-            "one_task_per_summary": data["one_task_per_summary"],
-            "reclaim_after_hours": data["reclaim_after_hours"],
-        }
-
-    def guidelines(self) -> dict[str, str]:
-        return {key: self.cleaned_data.get(f"guidelines_{key}", "") for key in self.cleaned_data["tasks"]}
-
-    def task_options(self) -> dict[str, dict[str, Any]]:
-        data = self.cleaned_data
-        return {"bump": {"mode": data["bump_mode"], "error_types": data.get("bump_error_types") or []}}
+    def errors_show(self, exc: ValidationError) -> None:
+        """The service's errors on the fields they name (the others above the form)."""
+        for field, messages in errors_by_field(exc).items():
+            self.add_error(field if field in self.fields else None, messages)
 
 
 class StudySettingsForm(forms.Form):
-    annotators_per_item = forms.IntegerField(min_value=1, max_value=50, label="Annotators per item (k)")
+    annotators_per_item = forms.IntegerField(
+        min_value=1, max_value=MAX_ANNOTATORS_PER_ITEM, label="Annotators per item (k)"
+    )
     reclaim_after_hours = forms.IntegerField(
         min_value=1,
         max_value=MAX_RECLAIM_HOURS,
         required=False,
         label="Give untouched assignments to someone else after (hours)",
+    )
+    skipped_items_reassigned = forms.BooleanField(
+        required=False, label="Give items an annotator cannot judge to someone else (the skip does not count towards k)"
     )
 
 

@@ -32,6 +32,9 @@ class Study(models.Model):
     one_task_per_summary = models.BooleanField(default=False)
     # Open assignments nobody touched for this long go to another annotator; null: never.
     reclaim_after_hours = models.PositiveIntegerField(null=True, blank=True)
+    # An item an annotator marked "cannot judge" goes to someone who has not seen it, and the skip does not
+    # count towards k; off: the skip is that annotator's final word on the item and counts towards k.
+    skipped_items_reassigned = models.BooleanField(default=True)
     # How the items were chosen (mode, size, seed, scores compared), kept so a study can be reproduced.
     selection = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -147,6 +150,13 @@ class Assignment(models.Model):
         SUBMITTED = "submitted", "Done"
         # Untouched for too long and given to someone else; kept (with any draft) so the move is visible.
         RECLAIMED = "reclaimed", "Given to someone else"
+        # The annotator could not judge the item (skip_reason says why); never has judgements.
+        SKIPPED = "skipped", "Cannot judge"
+
+    class SkipReason(models.TextChoices):
+        BROKEN_TEXT = "broken_text", "Broken text"
+        NOT_ENGLISH = "not_english", "Not English"
+        OTHER = "other", "Other"
 
     item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
@@ -163,6 +173,10 @@ class Assignment(models.Model):
     # Last time the annotator opened the item or saved a draft: an assignment untouched for the study's
     # reclaim time goes to someone else.
     touched_at = models.DateTimeField(default=timezone.now)
+    # "Cannot judge": why (a SkipReason; empty unless skipped), the annotator's note (required for "other").
+    skip_reason = models.CharField(max_length=20, choices=SkipReason.choices, blank=True)
+    skip_note = models.TextField(blank=True)
+    skipped_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)

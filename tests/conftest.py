@@ -145,15 +145,17 @@ def explained_dataset(small_dataset: Dataset) -> Dataset:
 @pytest.fixture
 def bertscore_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser) -> Any:
     """rita's study: every scored summary of the small dataset, judged by alice and bob (k = 2)."""
-    from studies.services.studies import study_create
+    from studies.services.studies import StudySpec, study_create
 
     return study_create(
-        name="Small study",
-        dataset=scored_dataset,
-        tasks=["bertscore"],
-        annotators=[alice, bob],
-        annotators_per_item=2,
-        created_by=rita,
+        spec=StudySpec(
+            name="Small study",
+            dataset=scored_dataset,
+            tasks=["bertscore"],
+            annotators=[alice, bob],
+            annotators_per_item=2,
+            created_by=rita,
+        )
     ).study
 
 
@@ -172,17 +174,19 @@ def task_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, 
     """
     from corpus.models import Summary
     from protocols.tasks import STUDY_TASKS
-    from studies.services.studies import study_create
+    from studies.services.studies import StudySpec, study_create
     from tests.factories import explain_dataset_for_qgqa_and_entailment
 
     explain_dataset_for_qgqa_and_entailment(list(Summary.objects.filter(document__dataset=scored_dataset)))
     return study_create(
-        name="All tasks",
-        dataset=scored_dataset,
-        tasks=list(STUDY_TASKS),
-        annotators=[alice, bob],
-        annotators_per_item=2,
-        created_by=rita,
+        spec=StudySpec(
+            name="All tasks",
+            dataset=scored_dataset,
+            tasks=list(STUDY_TASKS),
+            annotators=[alice, bob],
+            annotators_per_item=2,
+            created_by=rita,
+        )
     ).study
 
 

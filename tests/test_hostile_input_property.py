@@ -83,6 +83,8 @@ QUERY_PARAMETERS = sorted(
         "q",
         "dont_know",
         "partial",
+        "study",
+        "task",
         "a",
         "b",
         "dataset",
@@ -348,6 +350,10 @@ def write_targets(world: World) -> list[Any]:
     for assignment, body in submissions:
         for name, client in (("annotate_submit", "alice"), ("api_assignment_submit", "alice-api")):
             targets.append(JsonTarget(name, client, reverse(name, args=[assignment.pk]), body, paths[assignment.pk]))
+    skipped = world.assignment("factuality")  # "cannot judge": an item no other target writes
+    for name, client in (("annotate_skip", "alice"), ("api_assignment_skip", "alice-api")):
+        url = reverse(name, args=[skipped.pk])
+        targets.append(JsonTarget(name, client, url, {"reason": "other", "note": "Garbled."}, [("note",), ("reason",)]))
     draft = {"savedAt": 1, "seconds": 3, "comment": "", "task": {"edit": {"text": "t", "label": "freestyle"}}}
     targets.append(
         JsonTarget(
@@ -641,6 +647,8 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
     writes_only = {
         "annotate_submit",
         "annotate_draft",
+        "annotate_skip",
+        "api_assignment_skip",
         "study_settings",
         "study_annotators",
         "study_reclaim",

@@ -26,7 +26,7 @@ from corpus.importers import parse
 from corpus.models import Dataset, Summary
 from studies.models import Assignment, Study, StudyItem
 from studies.services.imports import dataset_import
-from studies.services.studies import assignment_submit, study_create
+from studies.services.studies import StudySpec, assignment_submit, study_create
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for, units_of, write_jsonl
 
@@ -87,12 +87,14 @@ def studies(
         (ronald, [bob, carol], Judging("match", "incorrect")),
     ):
         study = study_create(
-            name=f"Study of {researcher.username}",
-            dataset=scored_dataset,
-            tasks=TASKS,
-            annotators=annotators,
-            annotators_per_item=2,
-            created_by=researcher,
+            spec=StudySpec(
+                name=f"Study of {researcher.username}",
+                dataset=scored_dataset,
+                tasks=TASKS,
+                annotators=annotators,
+                annotators_per_item=2,
+                created_by=researcher,
+            )
         ).study
         judge(study, judging)
         own[researcher.username] = study
@@ -265,12 +267,14 @@ def test_it_shows_no_disagreement_to_a_researcher_whose_dataset_only_others_have
         name="unjudged", batch=parse("jsonl", write_jsonl(tmp_path / "d.jsonl", documents))
     ).dataset
     study = study_create(
-        name="ronald's",
-        dataset=dataset,
-        tasks=["factuality"],
-        annotators=[alice, bob],
-        annotators_per_item=2,
-        created_by=ronald,
+        spec=StudySpec(
+            name="ronald's",
+            dataset=dataset,
+            tasks=["factuality"],
+            annotators=[alice, bob],
+            annotators_per_item=2,
+            created_by=ronald,
+        )
     ).study
     for assignment in Assignment.objects.filter(item__study_task__study=study):
         label = "yes" if assignment.annotator == alice else "no"

@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("torch", "transformers", "bert_score", "spacy", "sentence_transformers")
+HEAVY = ("torch", "transformers", "bert_score", "spacy", "sentence_transformers", "crowdkit", "pandas", "sklearn")
+# Modules a page may import that must keep their heavy imports inside the functions that need them.
+LAZY = ("stats.crowd_quality", "protocols.attention", "protocols.timing")
 # The commands that compute scores load the models by design.
 SCORING_COMMANDS = ("score", "demo_setup")
 
@@ -28,7 +30,7 @@ def views(patterns):
             yield pattern.callback.__module__
 
 modules = sorted(set(views(get_resolver().url_patterns)))
-for module in modules:
+for module in [*modules, *LAZY]:
     importlib.import_module(module)
 commands = sorted(name for name in get_commands() if name not in SCORING_COMMANDS)
 for name in commands:
@@ -37,9 +39,9 @@ print(json.dumps({"views": modules, "commands": commands, "heavy": [m for m in H
 """
 
 
-def test_it_serves_every_page_and_runs_every_other_command_without_importing_torch() -> None:
+def test_it_serves_every_page_and_runs_every_other_command_without_importing_torch_or_crowd_kit() -> None:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "faithanno.settings"}
-    probe = f"SCORING_COMMANDS = {SCORING_COMMANDS!r}\nHEAVY = {HEAVY!r}\n{PROBE}"
+    probe = f"SCORING_COMMANDS = {SCORING_COMMANDS!r}\nHEAVY = {HEAVY!r}\nLAZY = {LAZY!r}\n{PROBE}"
     answer = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     )
@@ -58,3 +60,17 @@ def test_it_still_loads_torch_where_scoring_runs() -> None:
         [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     )
     assert answer.stdout.strip() == "True"
+
+
+def test_it_loads_crowd_kit_only_when_labels_are_aggregated_by_a_model() -> None:
+    probe = (
+        "import sys\n"
+        "from stats.crowd_quality import CrowdJudgement, labels_aggregate\n"
+        "judgements = [CrowdJudgement(w, 0, l) for w, l in [('a', 'yes'), ('b', 'no'), ('c', 'yes')]]\n"
+        "labels_aggregate(judgements=judgements, method='majority')\n"
+        "before = 'crowdkit' in sys.modules\n"
+        "labels_aggregate(judgements=judgements, method='dawid_skene')\n"
+        "print(before, 'crowdkit' in sys.modules, 'transformers' in sys.modules)"
+    )
+    answer = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert answer.stdout.strip() == "False True False"

@@ -13,7 +13,8 @@ from django.urls import reverse
 
 from corpus.models import Dataset, Summary
 from studies.models import Assignment, Study
-from studies.services.studies import assignment_submit, study_create
+from studies.selectors.selection import ItemSelection
+from studies.services.studies import StudySpec, assignment_skip, assignment_submit, study_create
 from tests.conftest import client_for, units_of
 
 pytestmark = pytest.mark.django_db
@@ -32,12 +33,14 @@ SUBMIT_QUERIES = 10
 
 def add_study(dataset: Dataset, annotators: list[AbstractUser], researcher: AbstractUser) -> Study:
     return study_create(
-        name="more",
-        dataset=dataset,
-        tasks=["bertscore"],
-        annotators=annotators,
-        annotators_per_item=len(annotators),
-        created_by=researcher,
+        spec=StudySpec(
+            name="more",
+            dataset=dataset,
+            tasks=["bertscore"],
+            annotators=annotators,
+            annotators_per_item=len(annotators),
+            created_by=researcher,
+        )
     ).study
 
 
@@ -45,10 +48,13 @@ def test_it_keeps_the_dashboard_query_count_flat(
     bertscore_study: Study, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser
 ) -> None:
     client = client_for(alice)
-    assert queries(lambda: client.get(reverse("dashboard"))) == 4
+    # 5: the queue's counts per study, task and status (progress), then the rows shown (at most 300).
+    assert queries(lambda: client.get(reverse("dashboard"))) == 5
     add_study(bertscore_study.dataset, [alice, bob], rita)
     assert Assignment.objects.filter(annotator=alice).count() == 12
-    assert queries(lambda: client.get(reverse("dashboard"))) == 4
+    assert queries(lambda: client.get(reverse("dashboard"))) == 5
+    filtered = f"{reverse('dashboard')}?study={bertscore_study.pk}&task=bertscore&q=doc"
+    assert queries(lambda: client.get(filtered)) == 5
 
 
 def test_it_keeps_the_annotation_view_query_count_flat(bertscore_study: Study, alice: AbstractUser) -> None:
@@ -61,23 +67,65 @@ def test_it_keeps_the_annotation_view_query_count_flat(bertscore_study: Study, a
     assert counts[small] == counts[large] == 9
 
 
+# The studies list: the session, the user, the role check, the studies, then per list (not per study) the
+# items done, then the annotators active in the last hour with the median time per item.
+STUDIES_LIST_QUERIES = 6
+# The study page: its tasks' labels once each (for Fleiss' kappa and the agreement with the others), progress
+# per task and per annotator (with each annotator's median time per item), and the "cannot judge" summary
+# (its counts and its list in one query).
+STUDY_PAGE_QUERIES = 12
+
+
 def test_it_keeps_the_study_pages_query_count_flat(
     bertscore_study: Study, alice: AbstractUser, bob: AbstractUser, carol: AbstractUser, rita: AbstractUser
 ) -> None:
     client = client_for(rita)
     detail = reverse("study_detail", args=[bertscore_study.pk])
-    assert queries(lambda: client.get(detail)) == 12
-    assert queries(lambda: client.get(reverse("studies"))) == 4
+    assert queries(lambda: client.get(detail)) == STUDY_PAGE_QUERIES
+    assert queries(lambda: client.get(reverse("studies"))) == STUDIES_LIST_QUERIES
     add_study(bertscore_study.dataset, [alice, bob, carol], rita)
     bertscore_study.annotators.add(carol)
-    for assignment in Assignment.objects.filter(item__study_task__study=bertscore_study):
+    for user in (alice, bob):
+        first = Assignment.objects.filter(item__study_task__study=bertscore_study, annotator=user).first()
+        assignment_skip(assignment_id=first.pk, user=user, reason="other", note="garbled")
+    for assignment in Assignment.objects.filter(
+        item__study_task__study=bertscore_study, status=Assignment.Status.ASSIGNED
+    ):
         assignment_submit(
             assignment=assignment,
             user=assignment.annotator,
             labels={u.index: "correct" for u in units_of(assignment)},
+            seconds=12.5,
         )
-    assert queries(lambda: client.get(detail)) == 12
-    assert queries(lambda: client.get(reverse("studies"))) == 4
+    assert queries(lambda: client.get(detail)) == STUDY_PAGE_QUERIES
+    assert queries(lambda: client.get(reverse("studies"))) == STUDIES_LIST_QUERIES
+
+
+def test_it_lists_one_study_and_five_with_the_same_number_of_queries(
+    small_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser
+) -> None:
+    def create(number: int) -> Study:
+        return study_create(
+            spec=StudySpec(
+                name=f"study {number}",
+                dataset=small_dataset,
+                tasks=["factuality"],
+                annotators=[alice, bob],
+                annotators_per_item=2,
+                created_by=rita,
+            )
+        ).study
+
+    client = client_for(rita)
+    first = create(0)
+    assert queries(lambda: client.get(reverse("studies"))) == STUDIES_LIST_QUERIES
+    for number in range(1, 5):
+        study = create(number)
+        for assignment in Assignment.objects.filter(item__study_task__study=study)[:3]:
+            assignment_submit(assignment=assignment, user=assignment.annotator, labels={"0": "yes"}, seconds=9)
+    page = client.get(reverse("studies"))
+    assert len(page.context["rows"]) == 5 and first in [row["study"] for row in page.context["rows"]]
+    assert queries(lambda: client.get(reverse("studies"))) == STUDIES_LIST_QUERIES
 
 
 def test_it_keeps_every_task_views_query_count_flat(task_study: Study, alice: AbstractUser, rita: AbstractUser) -> None:
@@ -98,12 +146,14 @@ def test_it_keeps_every_task_views_query_count_flat(task_study: Study, alice: Ab
         assert counts[small] == counts[large] == 9, (task, counts)
         measured[task] = (large, counts[large])
     study_create(
-        name="more work",
-        dataset=task_study.dataset,
-        tasks=["factuality", "feqa"],
-        annotators=[alice],
-        annotators_per_item=1,
-        created_by=rita,
+        spec=StudySpec(
+            name="more work",
+            dataset=task_study.dataset,
+            tasks=["factuality", "feqa"],
+            annotators=[alice],
+            annotators_per_item=1,
+            created_by=rita,
+        )
     )
     for task, (pk, count) in measured.items():
         assert queries(lambda pk=pk: client.get(reverse("annotate", args=[pk]))) == count, task
@@ -133,14 +183,15 @@ def test_it_keeps_the_save_endpoints_and_the_examples_query_count_flat(
         assert queries(save(kind, small)) == queries(save(kind, large)) == count, kind
 
     study = study_create(
-        name="with examples",
-        dataset=task_study.dataset,
-        tasks=["factuality"],
-        annotators=[alice],
-        annotators_per_item=1,
-        created_by=rita,
-        sample_size=2,
-        seed=1,
+        spec=StudySpec(
+            name="with examples",
+            dataset=task_study.dataset,
+            tasks=["factuality"],
+            annotators=[alice],
+            annotators_per_item=1,
+            created_by=rita,
+            selection=ItemSelection(mode="random", size=2, seed=1),
+        )
     ).study
     study_task = study.tasks.get()
     spare = list(

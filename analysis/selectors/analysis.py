@@ -17,6 +17,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
 from corpus.models import Dataset, HumanScore, MetricScore, Summary
+from corpus.selectors import primary_human_score
 from protocols.tasks import TaskDefinition, get_task
 from scoring.models import Explanation
 from stats import correlation as corr
@@ -359,34 +360,10 @@ def human_names(*, dataset: Dataset) -> list[str]:
     )
 
 
-# Words that name the judgement a faithfulness study is about, best first: a dataset's score so named is
-# what its researchers most likely mean by "the human score" (FRANK's Factuality beside its CircE, ...).
-PRIMARY_HUMAN_SCORE_WORDS = ("factuality", "factual", "faithfulness", "faithful", "consistency", "consistent")
-
-
 @dataclass(frozen=True)
 class HumanScoreChoices:
     names: list[str]
     primary: str | None
-
-
-def primary_human_score(counts: dict[str, int], configured: str = "") -> str | None:
-    """The score analysis pages start with: the dataset's configured one if it has values, else the first
-    named like the faithfulness judgement (by the order of PRIMARY_HUMAN_SCORE_WORDS, then most values), else
-    the one with the most values; ties by name."""
-    if configured in counts:
-        return configured
-    if not counts:
-        return None
-
-    def rank(name: str) -> tuple[int, int, str]:
-        lowered = name.lower()
-        word = next(
-            (i for i, w in enumerate(PRIMARY_HUMAN_SCORE_WORDS) if w in lowered), len(PRIMARY_HUMAN_SCORE_WORDS)
-        )
-        return word, -counts[name], name
-
-    return min(counts, key=rank)
 
 
 def human_score_choices(*, dataset: Dataset) -> HumanScoreChoices:
@@ -761,8 +738,35 @@ def dataset_highlighter(*, dataset: Dataset, user: AbstractUser | None) -> list[
     return [score.as_dict() for score in highlighter_scores(highlight_summaries(dataset=dataset, user=user))]
 
 
-def study_agreement(*, study_task: StudyTask, dont_know_as_incorrect: bool = False) -> FleissKappa:
-    """Fleiss' kappa over the units of a study task (thesis Table 5.1; footnote 4 maps don't know)."""
-    return agreement_compute(
-        study_task=study_task, coefficient="fleiss", dont_know_as_incorrect=dont_know_as_incorrect
-    ).result
+@dataclass(frozen=True)
+class StudyAgreement:
+    """The study page's agreement: Fleiss' kappa per task and each annotator's agreement with the others."""
+
+    tasks: dict[int, FleissKappa]  # study task id -> Fleiss' kappa over its units (span tasks: summary words)
+    annotators: dict[str, AnnotatorAgreement]  # username -> pooled over the tasks where agreement is defined
+    min_others: int
+
+
+# Fewer other raters than this and a unit's "majority of the others" is one person's label.
+MIN_OTHER_RATERS = 2
+
+
+def study_agreement(*, study_tasks: Iterable[StudyTask], dont_know_as_incorrect: bool = False) -> StudyAgreement:
+    """Over a study's tasks: Fleiss' kappa per task (thesis Table 5.1; footnote 4 maps don't know) and, per
+    annotator, the share of their labels equal to the majority of the other annotators of the unit, on units
+    with at least MIN_OTHER_RATERS other raters, over every task (span tasks per summary, as on the analysis
+    page; BUMP's edits, where agreement is undefined, left out). Each task's labels are fetched once."""
+    kappas: dict[int, FleissKappa] = {}
+    pooled: Labelled = {}
+    for study_task in study_tasks:
+        if get_task(study_task.task).edit:
+            kappas[study_task.pk] = FleissKappa(None, 0, 0, 0, reason=EDIT_AGREEMENT_UNDEFINED)
+            continue
+        task, labels = task_labels(
+            study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=SPAN_UNITS
+        )
+        kappas[study_task.pk] = agreement_of(task, labels["word"] if task.spans else labels["unit"], "fleiss")
+        for unit, by_annotator in (labels["summary"] if task.spans else labels["unit"]).items():
+            pooled[(study_task.pk, unit)] = by_annotator
+    annotators = annotator_agreements(pooled, others_only=True, min_others=MIN_OTHER_RATERS)
+    return StudyAgreement(kappas, {row.annotator: row for row in annotators}, MIN_OTHER_RATERS)

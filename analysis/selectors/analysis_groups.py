@@ -18,6 +18,7 @@ from django.db.models.fields.json import KeyTransform
 
 from analysis.selectors.analysis import (
     DONT_KNOW_AS_INCORRECT,
+    EDIT_AGREEMENT_UNDEFINED,
     SPAN_UNITS,
     AnalysisError,
     Labelled,
@@ -34,6 +35,8 @@ from protocols.tasks import TaskDefinition, get_task
 from scoring.models import Explanation
 from stats import agreement as agr
 from stats import metaeval, unitizing
+from stats.crowd_quality import MAJORITY, CrowdJudgement, labels_aggregate
+from stats.crowd_quality import METHODS as AGGREGATION_METHODS
 from stats.spans import ANY_SPAN, FAITHFUL, HALLUCINATED, NO_SPAN
 from studies.models import Assignment, Judgement, StudyItem, StudyTask
 
@@ -190,6 +193,9 @@ def agreement_analysis(
         "dont_know_as_incorrect": dont_know_as_incorrect,
         "span_unit": span_unit if task.spans and coefficient != ALPHA_U else None,
     }
+    if task.edit:  # no two annotators rate the same thing: no coefficient, whatever was asked (as the pages)
+        return {**base, "coefficient": coefficient, "value": None, "n_items": 0, "n_dropped": 0,
+                "reason": EDIT_AGREEMENT_UNDEFINED}  # fmt: skip
     groups = item_groups(study_task=study_task, by=by) if by else None
     if coefficient == ALPHA_U:
         if not task.spans:
@@ -350,12 +356,18 @@ def metric_rater_analysis(
     weights: str = "identity",
     dont_know_as_incorrect: bool = False,
     seed: int = 0,
+    aggregation: str = MAJORITY,
+    max_modelled_judgements: int | None = None,
 ) -> list[dict[str, object]]:
     """Per metric: the coefficient among the humans, with the metric as one more rater, and the metric's
-    agreement with the human majority and with each annotator. Label tasks: the metric's score per summary
-    binned into the task's ordered labels by `thresholds` (one list for every metric, or one per metric;
-    None: tuned, see _tuned_threshold); span tasks: BERTScore's flagged tokens below the threshold against
-    the human spans on alpha_U's scale. Summaries without a score are counted (`n_missing`) and left out."""
+    agreement with the human reference label and with each annotator. Label tasks: the metric's score per
+    summary binned into the task's ordered labels by `thresholds` (one list for every metric, or one per
+    metric; None: tuned, see _tuned_threshold); span tasks: BERTScore's flagged tokens below the threshold
+    against the human spans on alpha_U's scale. Summaries without a score are counted (`n_missing`) and left
+    out. The reference label (the row `majority`) is the majority vote, or the label `aggregation` names
+    (stats.crowd_quality: Dawid-Skene, MACE, ...; label tasks only), over at most `max_modelled_judgements`."""
+    if aggregation not in AGGREGATION_METHODS:
+        raise AnalysisError(f"aggregation must be one of {', '.join(AGGREGATION_METHODS)}")
     if len(thresholds) not in (1, len(metrics)):
         raise AnalysisError(f"give one list of thresholds for every metric, or one per metric ({len(metrics)})")
     task = get_task(study_task.task)
@@ -365,6 +377,8 @@ def metric_rater_analysis(
     if task.spans:
         if any(cuts is None for cuts in per_metric):
             raise AnalysisError("on span tasks give BERTScore's similarity threshold; it is not tuned")
+        if aggregation != MAJORITY:
+            raise AnalysisError("span tasks compare spans with each annotator's spans; aggregation applies to labels")
         return _span_metric_raters(study_task, dataset, summary_of, metrics, per_metric)  # type: ignore[arg-type]
     if coefficient == ALPHA_U:
         raise AnalysisError(f"alpha_u compares character spans; task {task.key!r} has labels, not spans")
@@ -380,6 +394,13 @@ def metric_rater_analysis(
             "labels cannot be compared with one score per summary"
         )
     known = metric_names(dataset=dataset)
+    n_judgements = sum(len(by_annotator) for by_annotator in labelled.values())
+    if aggregation != MAJORITY and max_modelled_judgements is not None and n_judgements > max_modelled_judgements:
+        raise AnalysisError(
+            f"aggregation {aggregation!r} over {n_judgements} judgements takes too long for a request (at most "
+            f"{max_modelled_judgements}): run `manage.py agreement --aggregation {aggregation}`"
+        )
+    reference = human_reference(labelled, aggregation, seed)
     rows = []
     for name, cuts in zip(metrics, per_metric, strict=True):
         if name not in known:
@@ -390,36 +411,58 @@ def metric_rater_analysis(
         by_unit = {unit: scores.get(summary_of[_item_of(unit)]) for unit in labelled}
         tuning = None
         if cuts is None:
-            cuts, tuning = _tuned_threshold(labels, labelled, by_unit, summary_of, seed)
+            cuts, tuning = _tuned_threshold(labels, reference, by_unit, summary_of, seed)
         try:
             binned, _ = agr.bin_scores(by_unit, list(cuts), labels)
-            numbered = _numbered(task, labelled, binned, coefficient, level, weights)
+            humans, metric, categories, numbered_reference = _numbered(
+                task, labelled, binned, coefficient, level, weights, reference
+            )
             result = agr.metric_as_rater(
-                numbered[0], numbered[1], coefficient, metric=name, level=level, weights=weights, categories=numbered[2]
+                humans,
+                metric,
+                coefficient,
+                metric=name,
+                level=level,
+                weights=weights,
+                categories=categories,
+                # The majority of the labels as the coefficient reads them (numbers leave "Don't know" out).
+                reference=None if aggregation == MAJORITY else numbered_reference,
+                reference_name=aggregation,
             )
         except ValueError as exc:
             raise AnalysisError(f"metric {name!r}: {exc}") from exc
-        rows.append({"thresholds": list(cuts), "labels": labels, "tuning": tuning, **result.as_dict()})
+        row = {"thresholds": list(cuts), "labels": labels, "tuning": tuning, "aggregation": aggregation}
+        rows.append({**row, **result.as_dict()})
     return rows
+
+
+def human_reference(labelled: Labelled, aggregation: str, seed: int = 0) -> dict[Hashable, str | None]:
+    """unit -> the human reference label: the majority vote (None on a tie) or a crowd model's label."""
+    judgements = [
+        CrowdJudgement(annotator, unit, label)
+        for unit, by_annotator in labelled.items()
+        for annotator, label in by_annotator.items()
+        if label is not None
+    ]
+    return labels_aggregate(judgements=judgements, method=aggregation, seed=seed).labels
 
 
 def _tuned_threshold(
     labels: list[str],
-    labelled: Labelled,
+    reference: Mapping[Hashable, str | None],
     scores: dict[Hashable, float | None],
     summary_of: dict[int, int],
     seed: int,
 ) -> tuple[list[float], dict[str, object]]:
     """The metric threshold of the balanced-accuracy protocol (metaeval.balanced_accuracy), with the human
-    majority label as the truth (the upper label faithful; ties have no label): tuned on the summaries whose
+    reference label as the truth (the upper label faithful; ties have no label): tuned on the summaries whose
     meta `split` is `val` when some summary has a split, else by seeded cross-validation."""
     if len(labels) != 2:
         raise AnalysisError(
             f"a tuned threshold needs a task with two ordered labels; this one has {len(labels)}: give thresholds"
         )
-    units = list(labelled)
-    majority = [agr.majority_label(labelled[unit].values()) for unit in units]
-    truth = [None if label is None else int(label == labels[1]) for label in majority]
+    units = list(reference)
+    truth = [None if reference[unit] is None else int(reference[unit] == labels[1]) for unit in units]
     split_values = _meta_values(Summary.objects.filter(pk__in=set(summary_of.values())), DEFAULT_SPLIT_KEY)
     splits = [_group_name(split_values.get(summary_of[_item_of(unit)])) for unit in units] if split_values else None
     try:
@@ -440,9 +483,10 @@ def _numbered(
     coefficient: str,
     level: str,
     weights: str,
-) -> tuple[dict[Hashable, dict[str, Any]], dict[Hashable, Any], list[Any] | None]:
-    """Labels (and the metric's binned labels) as the coefficient reads them: numbers for the numeric levels
-    and weights, labels otherwise."""
+    reference: Mapping[Hashable, str | None],
+) -> tuple[dict[Hashable, dict[str, Any]], dict[Hashable, Any], list[Any] | None, dict[Hashable, Any]]:
+    """Labels (the metric's binned labels, the human reference labels) as the coefficient reads them: numbers
+    for the numeric levels and weights, labels otherwise."""
     numeric = (coefficient == "krippendorff" and level != "nominal") or (
         coefficient in ("gwet", "brennan_prediger") and weights != "identity"
     )
@@ -451,12 +495,13 @@ def _numbered(
         if categories is not None:
             seen = {label for labels in labelled.values() for label in labels.values()}
             categories += sorted(seen - set(categories))
-        return labelled, binned, categories  # type: ignore[return-value]
+        return labelled, binned, categories, dict(reference)  # type: ignore[return-value]
     as_number = {
         unit: {name: task.numeric(label) for name, label in labels.items()} for unit, labels in labelled.items()
     }
     numbers = sorted({choice.numeric for choice in task.choices if choice.numeric is not None})
-    return as_number, {unit: task.numeric(label) for unit, label in binned.items()}, numbers  # type: ignore[return-value]
+    numbered_reference = {unit: None if label is None else task.numeric(label) for unit, label in reference.items()}
+    return as_number, {unit: task.numeric(label) for unit, label in binned.items()}, numbers, numbered_reference  # type: ignore[return-value]
 
 
 def _span_metric_raters(

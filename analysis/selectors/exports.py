@@ -19,7 +19,7 @@ from corpus.models import Dataset, Summary
 from protocols.tasks import unit_statement
 from stats.enhanced import AGGREGATIONS
 from studies.models import Study
-from studies.selectors.studies import study_judgements_in_order
+from studies.selectors.studies import study_judgements_in_order, study_skips_in_order
 
 # The judgement exports' columns with their types (annotations/exports.py COLUMN_TYPES); docs/EXPORTS.md says
 # what each one means.
@@ -47,12 +47,20 @@ JUDGEMENT_COLUMN_TYPES: dict[str, str] = {
     "explanation_metric": "text",
     "explanation_model": "json",
     "explanation_config": "json",
+    "cannot_judge": "text",
+    "cannot_judge_note": "text",
 }
 EXPORT_FIELDS = tuple(JUDGEMENT_COLUMN_TYPES)
 
 
 def study_judgement_rows(*, study: Study) -> Iterator[dict[str, Any]]:
-    """Every judgement of a study as flat rows, streamed from the database in chunks."""
+    """Every judgement of a study as flat rows, streamed from the database in chunks; then a row per item an
+    annotator could not judge (no label; `cannot_judge` says why)."""
+    yield from _judgement_rows(study)
+    yield from _skip_rows(study)
+
+
+def _judgement_rows(study: Study) -> Iterator[dict[str, Any]]:
     rows = study_judgements_in_order(study=study).values_list(
         "assignment__item__study_task__task",
         "assignment__guidelines_version",
@@ -123,6 +131,70 @@ def study_judgement_rows(*, study: Study) -> Iterator[dict[str, Any]]:
             "explanation_metric": metric or "",
             "explanation_model": model_ids or {},
             "explanation_config": config or {},
+            "cannot_judge": "",
+            "cannot_judge_note": "",
+        }
+
+
+def _skip_rows(study: Study) -> Iterator[dict[str, Any]]:
+    rows = study_skips_in_order(study=study).values_list(
+        "item__study_task__task",
+        "annotator__username",
+        "item__summary__document__external_id",
+        "item__summary_id",
+        "item__summary__system",
+        "skip_reason",
+        "skip_note",
+        "skipped_at",
+        "updated_at",
+        "time_spent",
+        "comment",
+        "item__explanation__metric",
+        "item__explanation__model_ids",
+        "item__explanation__config",
+    )
+    for (
+        task,
+        annotator,
+        document,
+        summary_id,
+        system,
+        reason,
+        note,
+        skipped,
+        updated,
+        seconds,
+        comment,
+        metric,
+        model_ids,
+        config,
+    ) in rows.iterator(chunk_size=2000):
+        yield {
+            "study": study.pk,
+            "task": task,
+            "guidelines_version": None,
+            "annotator": annotator,
+            "dataset": study.dataset.name,
+            "document": document,
+            "summary_id": summary_id,
+            "system": system,
+            "unit_index": None,
+            "statement": "",
+            "unit_text": "",
+            "span_start": None,
+            "span_end": None,
+            "label": "",
+            "note": "",
+            "data": {},
+            "created_at": (skipped or updated).isoformat(),
+            "updated_at": updated.isoformat(),
+            "seconds_spent_on_item": round(seconds, 1),
+            "comment": comment,
+            "explanation_metric": metric or "",
+            "explanation_model": model_ids or {},
+            "explanation_config": config or {},
+            "cannot_judge": reason,
+            "cannot_judge_note": note,
         }
 
 

@@ -19,16 +19,15 @@ from django.contrib.auth.models import AbstractUser
 
 from analysis.selectors.analysis import labels_table
 from corpus.models import Document, HumanScore, MetricScore, Summary
+from protocols.alignment import alignment_state, word_alignment
 from protocols.tasks import TaskDefinition, get_task
-from scoring.metrics import display_name
+from scoring.metrics import METRIC_ORDER, SPECS, display_name
 from scoring.models import Explanation
 from stats.spans import HALLUCINATED, THRESHOLDS, word_labels, word_offsets
 from studies.models import Assignment, Judgement, Study
 from studies.selectors.access import studies_readable
 
-# Panels in this order on both pages, so a comparison lines the same metric up.
-METRIC_ORDER = ("bertscore", "qags", "qags_cloze", "entailment", "similarity", "entities", "abstractiveness")
-ENTAILMENT_VARIANTS = ("s2s", "d2s", "top2s")
+ENTAILMENT_VARIANTS = SPECS["entailment"].score_fields
 DEFAULT_THRESHOLD = 0.9
 
 
@@ -80,6 +79,10 @@ class Panel:
 
 
 def _bertscore_data(summary: Summary, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Tokens as stored (coloured and flagged one by one) and the word-level view (protocols.alignment):
+    focusing a token lights the whole source words of its word and names every piece's similarity."""
+    alignment = word_alignment(payload, summary_text=summary.text, document_text=summary.document.text)
+    word_of = {(piece.start, piece.end): word.index for word in alignment.words for piece in word.pieces}
     tokens = [
         {
             "start": token["start"],
@@ -88,11 +91,14 @@ def _bertscore_data(summary: Summary, payload: Mapping[str, Any]) -> dict[str, A
             "similarity": token.get("similarity"),
             "aligned": token.get("aligned"),
             "aligned_text": token.get("aligned_text", ""),
+            "word": word_of.get((token["start"], token["end"])),
         }
         for token in payload.get("tokens", [])
     ]
     return {
         "tokens": tokens,
+        "words": [alignment_state(word) for word in alignment.words],
+        "notes": list(alignment.notes),
         "truncated": payload.get("truncated", {}),
         "thresholds": {"min": THRESHOLDS[0], "max": THRESHOLDS[-1], "value": DEFAULT_THRESHOLD},
     }
@@ -221,23 +227,24 @@ def _abstractiveness_data(summary: Summary, payload: Mapping[str, Any]) -> dict[
     return {"sentences": rows, "types": payload.get("types", {})}
 
 
+# Each metric's panel (scoring.metrics.MetricSpec.panel) -> the rows it shows, cut from the payload.
 PANEL_DATA: dict[str, Callable[[Summary, Mapping[str, Any], float | None], dict[str, Any]]] = {
     "bertscore": lambda summary, payload, score: _bertscore_data(summary, payload),
     "qags": _qags_data,
-    "qags_cloze": _qags_data,
     "entailment": lambda summary, payload, score: _entailment_data(summary, payload),
     "similarity": lambda summary, payload, score: _similarity_data(summary, payload),
     "entities": lambda summary, payload, score: _entities_data(summary, payload),
     "abstractiveness": lambda summary, payload, score: _abstractiveness_data(summary, payload),
 }
-PANEL_TEMPLATES = {"qags_cloze": "qags"}
+GENERIC_PANEL = "annotations/inspect/_panel_generic.html"
 
 
 def _panel(summary: Summary, explanation: ExplanationView) -> Panel:
-    build = PANEL_DATA.get(explanation.metric)
+    spec = SPECS.get(explanation.metric)
+    build = PANEL_DATA.get(spec.panel) if spec else None
     data = build(summary, explanation.payload, explanation.score) if build and explanation.payload else {}
-    template = PANEL_TEMPLATES.get(explanation.metric, explanation.metric if build else "generic")
-    return Panel(explanation.metric, explanation.name, explanation, f"annotations/inspect/_panel_{template}.html", data)
+    template = spec.panel_template if spec and build else GENERIC_PANEL
+    return Panel(explanation.metric, explanation.name, explanation, template, data)
 
 
 def _metric_position(metric: str) -> tuple[int, str]:
@@ -398,6 +405,7 @@ class SummaryInspection:
         return {
             "summary": self.summary.text,
             "tokens": bertscore.data.get("tokens", []) if bertscore else [],
+            "words": bertscore.data.get("words", []) if bertscore else [],
             "humanWords": self.human_spans.words,
             "humanAnnotators": self.human_spans.annotators,
         }

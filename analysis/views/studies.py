@@ -21,19 +21,22 @@ from studies.views.studies import visible_study
 def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
     study = visible_study(request, study_id)
     dont_know_as_incorrect = request.GET.get("dont_know") == "incorrect"
+    study_tasks = list(study.tasks.all())
     task_progress = selectors.study_task_progress(study=study)
+    agreement = analysis_selectors.study_agreement(
+        study_tasks=study_tasks, dont_know_as_incorrect=dont_know_as_incorrect
+    )
     tasks = [
         {
             "task": study_task,
             "definition": get_task(study_task.task),
             "progress": task_progress.get(study_task.pk),
-            "agreement": analysis_selectors.study_agreement(
-                study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect
-            ),
+            "agreement": agreement.tasks[study_task.pk],
         }
-        for study_task in study.tasks.all()
+        for study_task in study_tasks
     ]
     progress = selectors.study_progress(study=study)
+    annotators = [{"progress": row, "agreement": agreement.annotators.get(row.username)} for row in progress]
     return render(
         request,
         "annotations/study_detail.html",
@@ -41,12 +44,16 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
             "study": study,
             "tasks": tasks,
             "progress": progress,
+            "skips": selectors.study_skips(study=study) if study.kind == study.Kind.STUDY else None,
+            "annotators": annotators,
+            "min_other_raters": agreement.min_others,
             "dont_know_as_incorrect": dont_know_as_incorrect,
             "export_formats": sorted(EXPORT_FORMATS),
             "settings_form": StudySettingsForm(
                 initial={
                     "annotators_per_item": study.annotators_per_item,
                     "reclaim_after_hours": study.reclaim_after_hours,
+                    "skipped_items_reassigned": study.skipped_items_reassigned,
                 }
             ),
             "add_form": AnnotatorsAddForm(exclude=[row.user_id for row in progress if row.member]),

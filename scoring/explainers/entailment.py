@@ -30,11 +30,12 @@ from scoring.explainers.base import (
     rounded,
 )
 from scoring.explainers.similarity import embed_batch
+from scoring.metrics import SPECS
 from scoring.nlp_models import NliModel
 
 METRIC = "entailment"
 CODE_VERSION = "1"
-VARIANTS = ("s2s", "d2s", "top2s")
+VARIANTS = SPECS[METRIC].score_fields  # ("s2s", "d2s", "top2s")
 
 
 @dataclass(frozen=True, slots=True)

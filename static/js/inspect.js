@@ -1,12 +1,13 @@
 // The inspector and the comparison page: the document is drawn once with its sentences; each summary
-// card colours its BERTScore tokens by similarity (hover or focus lights the aligned source token), a
-// slider flags tokens below a threshold, and the annotators' hallucinated words are underlined. Buttons
+// card colours its BERTScore tokens by similarity (hover or focus lights the whole source words that the
+// pieces of the token's word align to, protocols/alignment.py), a slider flags tokens below a threshold,
+// and the annotators' hallucinated words are underlined. Buttons
 // of class "reveal" (QAGS questions, entailment sentences, entities, ...) carry the offsets they point
 // at in data attributes and highlight them in the document and in a copy of the summary.
 (function () {
   "use strict";
 
-  const { element, renderLayers } = window.FaithAnnoText;
+  const { alignmentText, element, renderLayers, similarityText } = window.FaithAnnoText;
 
   function readJson(id, fallback) {
     const el = document.getElementById(id);
@@ -55,6 +56,7 @@
     const annotators = state.humanAnnotators;
     const humanWords = state.humanWords;
     const tokens = state.tokens.map((token, index) => Object.assign({ index }, token));
+    const words = state.words || [];
     let focused = null;
 
     const marks = humanWords.map((word) => ({
@@ -98,12 +100,25 @@
       }
       const token = tokens[index];
       tokenEls[index].classList.add("current");
-      const aligned = token.aligned;
-      showInDocument(aligned ? [{ start: aligned[0], end: aligned[1], className: "lit" }] : []);
-      const parts = [
-        "“" + token.text + "” → “" + (token.aligned_text || "no source token") + "”",
-        "similarity " + (typeof token.similarity === "number" ? token.similarity.toFixed(3) : "none"),
-      ];
+      // The whole source words of the token's word (all its pieces), named with each piece's similarity;
+      // a token outside every word (or an explanation without words) shows its own aligned token.
+      const word = typeof token.word === "number" ? words[token.word] : null;
+      let parts;
+      if (word) {
+        for (const other of tokens) {
+          if (other.word === token.word && other.index !== index) tokenEls[other.index].classList.add("current");
+        }
+        showInDocument(word.sources.map(([start, end]) => ({ start, end, className: "lit" })));
+        parts = [alignmentText(word)];
+        if (word.pieces.length > 1) parts.push("this piece “" + token.text + "” " + similarityText(token.similarity));
+      } else {
+        const aligned = token.aligned;
+        showInDocument(aligned ? [{ start: aligned[0], end: aligned[1], className: "lit" }] : []);
+        parts = [
+          "“" + token.text + "” → “" + (token.aligned_text || "no source token") + "” (token)",
+          "similarity " + similarityText(token.similarity),
+        ];
+      }
       if (tokenEls[index].classList.contains("flagged")) parts.push("below the threshold");
       if (annotators) parts.push("marked by " + markedBy(token) + " of " + annotators + " annotators");
       info.textContent = parts.join(" · ");

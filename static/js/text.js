@@ -84,5 +84,26 @@
     return drawn;
   }
 
-  window.FaithAnnoText = { codePointText, element, renderText, renderLayers };
+  function similarityText(value) {
+    return typeof value === "number" ? value.toFixed(2) : "none";
+  }
+
+  // What a BERTScore word is lit to, in words (the task view's and the inspector's status line). `word` is
+  // the server's word-level alignment (protocols/alignment.py alignment_state): the whole source words, the
+  // word's similarity (its lowest piece) and each piece's similarity, e.g.
+  // "“measles” → “measles” (0.88, lowest piece; lit in 2 places); pieces: me 0.88, as 0.93, les 0.92".
+  function alignmentText(word) {
+    const names = Array.from(new Set(word.sources.map((source) => source[2])));
+    const details = [similarityText(word.score)];
+    if (word.pieces.length > 1) details[0] += ", lowest piece";
+    if (word.sources.length > names.length) details.push("lit in " + word.sources.length + " places");
+    const target = names.length ? "“" + names.join("”, “") + "”" : "a special token";
+    let text = "“" + word.text + "” → " + target + " (" + details.join("; ") + ")";
+    if (word.pieces.length > 1) {
+      text += "; pieces: " + word.pieces.map((piece) => piece.text + " " + similarityText(piece.similarity)).join(", ");
+    }
+    return text;
+  }
+
+  window.FaithAnnoText = { alignmentText, codePointText, element, renderText, renderLayers, similarityText };
 })();

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AbstractUser
-from django.db.models import QuerySet
+from django.db.models import Case, Count, F, IntegerField, Max, Q, QuerySet, Value, When, Window
+from django.db.models.functions import RowNumber
 
 from protocols.tasks import Unit, get_task
 from studies.models import Assignment, Study, StudyExample, StudyItem, StudyTask
+
+# Done from the annotator's side: submitted, or marked "cannot judge".
+FINISHED = (Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED)
 
 
 def annotator_assignments(*, user: AbstractUser) -> QuerySet[Assignment]:
@@ -76,7 +80,7 @@ def assignment_queue_position(*, assignment: Assignment) -> QueuePosition:
     return QueuePosition(
         number=index + 1,
         total=len(ids),
-        done=sum(1 for _, status in rows if status == Assignment.Status.SUBMITTED),
+        done=sum(1 for _, status in rows if status in FINISHED),
         previous_id=ids[index - 1] if index > 0 else None,
         next_id=ids[index + 1] if index + 1 < len(ids) else None,
         next_open_id=open_ids[0] if open_ids else None,
@@ -115,13 +119,19 @@ def assignment_saved_work(*, assignment: Assignment) -> dict[str, Any]:
     return saved_work(task_key=assignment.item.study_task.task, judgements=rows)
 
 
-def item_units(item: StudyItem | StudyExample) -> list[Unit]:
-    """The units an annotator judges in this item (or example), from its frozen explanation or its summary."""
+def item_units(item: StudyItem | StudyExample, *, with_document: bool = False) -> list[Unit]:
+    """The units an annotator judges in this item (or example), from its frozen explanation or its summary.
+
+    with_document: also read the source document, so units that point into it name whole source words
+    (BERTScore's alignments, protocols.alignment); the views pass it, checking a submission needs only the
+    unit indexes and does not load the document.
+    """
     return get_task(item.study_task.task).units(
         summary_text=item.summary.text,
         summary_sentences=item.summary.sentences,
         payload=item.explanation.payload if item.explanation_id else None,
         params=item.params,
+        document_text=item.summary.document.text if with_document else "",
     )
 
 
@@ -132,4 +142,106 @@ def task_examples(*, study_task: StudyTask) -> list[StudyExample]:
         .exclude(annotated_at=None)
         .select_related("study_task", "summary__document", "explanation")
         .order_by("position", "pk")
+    )
+
+
+# --- the dashboard: the queue grouped by study and task --------------------------------------------------
+
+# The dashboard lists at most this many items; a filter finds the others. A queue of thousands then costs
+# two grouped reads, not thousands of rows built and drawn.
+MAX_QUEUE_ROWS = 300
+QUEUE_ORDER = ("item__study_task__study__created_at", "item__study_task__study_id", "position", "pk")
+
+
+@dataclass
+class QueueTask:
+    key: str
+    name: str
+    rows: list[Assignment] = field(default_factory=list)  # the shown ones (after the filter)
+    total: int = 0
+    done: int = 0  # submitted or marked "cannot judge"
+
+
+@dataclass
+class QueueStudy:
+    study_id: int
+    name: str
+    tasks: dict[str, QueueTask] = field(default_factory=dict)
+    total: int = 0
+    done: int = 0
+    skipped: int = 0
+
+    @property
+    def shown(self) -> list[QueueTask]:
+        return [task for task in self.tasks.values() if task.rows]
+
+
+@dataclass(frozen=True)
+class Queue:
+    studies: list[QueueStudy]  # grouped; progress over the whole queue, rows only where the filter matches
+    tasks: dict[str, str]  # key -> name of every task in the queue (the filter's choices)
+    rows: list[Assignment]  # the shown ones, each with `number` (its place in the whole queue) and `task_name`
+    more: bool  # more items match than are shown
+    total: int
+    remaining: int
+
+
+def annotator_queue(*, user: AbstractUser, study_id: int | None = None, task: str = "", text: str = "") -> Queue:
+    """The annotator's queue grouped by study, then task, with progress per study and task over the whole
+    queue, and the first MAX_QUEUE_ROWS items of the study, task and text (document, system, study or task
+    name) asked for. Two queries: the counts grouped by study, task and status, and the rows shown."""
+    queue = assignments_for_annotator(user=user)
+    groups: dict[int, QueueStudy] = {}
+    names: dict[str, str] = {}
+    total = remaining = 0
+    counts = (
+        queue.order_by()
+        .values_list("item__study_task__study_id", "item__study_task__study__name", "item__study_task__task", "status")
+        .annotate(n=Count("id"))
+        .order_by("item__study_task__study__created_at", "item__study_task__study_id", "item__study_task__task")
+    )
+    for group_id, study_name, key, status, n in counts:
+        if key not in names:
+            names[key] = get_task(key).name
+        group = groups.setdefault(group_id, QueueStudy(study_id=group_id, name=study_name))
+        bucket = group.tasks.setdefault(key, QueueTask(key=key, name=names[key]))
+        finished = n if status in FINISHED else 0
+        group.total, bucket.total, total = group.total + n, bucket.total + n, total + n
+        group.done, bucket.done = group.done + finished, bucket.done + finished
+        group.skipped += n if status == Assignment.Status.SKIPPED else 0
+        remaining += n if status == Assignment.Status.ASSIGNED else 0
+    # Each row keeps its number in the whole queue: the filter is a window over the row itself, so it is
+    # applied (by Django, as an outer query) after the numbering, not before it.
+    shown = queue.annotate(number=Window(RowNumber(), order_by=[F(name).asc() for name in QUEUE_ORDER]))
+    wanted = Q()
+    if study_id is not None:
+        wanted &= Q(item__study_task__study_id=study_id)
+    if task:
+        wanted &= Q(item__study_task__task=task)
+    text = text.strip()
+    if text:
+        tasks_named = [key for key, name in names.items() if text.casefold() in name.casefold()]
+        wanted &= (
+            Q(item__summary__document__title__icontains=text)
+            | Q(item__summary__document__external_id__icontains=text)
+            | Q(item__summary__document__dataset__name__icontains=text)
+            | Q(item__summary__system__icontains=text)
+            | Q(item__study_task__study__name__icontains=text)
+            | Q(item__study_task__task__in=tasks_named)
+        )
+    if wanted:
+        matches = Case(When(wanted, then=Value(1)), default=Value(0), output_field=IntegerField())
+        shown = shown.annotate(matches=Window(Max(matches), partition_by=[F("pk")])).filter(matches=1)
+    rows = list(shown[: MAX_QUEUE_ROWS + 1])
+    for assignment in rows[:MAX_QUEUE_ROWS]:
+        key = assignment.item.study_task.task
+        assignment.task_name = names.get(key) or get_task(key).name
+        groups[assignment.item.study_task.study_id].tasks[key].rows.append(assignment)
+    return Queue(
+        studies=list(groups.values()),
+        tasks=dict(sorted(names.items(), key=lambda entry: entry[1])),
+        rows=rows[:MAX_QUEUE_ROWS],
+        more=len(rows) > MAX_QUEUE_ROWS,
+        total=total,
+        remaining=remaining,
     )

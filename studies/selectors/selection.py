@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.db.models import Count, Q
 
+from common.validation import INT32_MAX, INT32_MIN, printable
 from corpus.models import Dataset, HumanScore, MetricScore, Summary
+from corpus.selectors import primary_human_score
 from scoring.models import Explanation
 from stats.selection import controversy_ranking
 
@@ -42,17 +43,61 @@ class SelectionResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _check(selection: ItemSelection) -> None:
+def item_selection(
+    *,
+    mode: str,
+    size: int | None = None,
+    seed: int = 0,
+    human_score: str = "",
+    metrics: Sequence[str] = (),
+    max_sentences: int | None = None,
+) -> ItemSelection:
+    """The selection a form, API call or command asks for, keeping only what its mode uses (a sample size
+    with "all", a human score with "random" are dropped, so the stored selection reproduces the study)."""
+    controversial = mode == "controversial"
+    return ItemSelection(
+        mode=mode,
+        size=size if mode != "all" else None,
+        seed=seed,
+        human_score=human_score if controversial else "",
+        metrics=tuple(metrics) if controversial else (),
+        max_sentences=max_sentences,
+    )
+
+
+def selection_problems(*, dataset: Dataset, selection: ItemSelection) -> dict[str, list[str]]:
+    """What is wrong with a selection of this dataset's summaries, by field (empty when nothing is)."""
+    problems: dict[str, list[str]] = {}
     if selection.mode not in SELECTION_MODES:
-        raise ValidationError({"selection": f"Choose the items by one of: {', '.join(SELECTION_MODES)}."})
-    if selection.mode != "all" and (selection.size is None or selection.size < 1):
-        raise ValidationError({"sample_size": f"A {selection.mode} selection needs a number of items (at least 1)."})
-    if selection.max_sentences is not None and selection.max_sentences < 1:
-        raise ValidationError({"max_sentences": "Documents have at least one sentence."})
-    if selection.mode == "controversial" and (not selection.human_score or not selection.metrics):
-        raise ValidationError(
-            {"human_score": "A controversial selection compares a human score with at least one metric score."}
-        )
+        problems["selection_mode"] = [f"Choose the items by one of: {', '.join(SELECTION_MODES)}."]
+        return problems
+    if selection.mode != "all" and (selection.size is None or not 1 <= selection.size <= INT32_MAX):
+        problems["sample_size"] = [f"A {selection.mode} selection needs n, a number of items from 1 to {INT32_MAX}."]
+    if not INT32_MIN <= selection.seed <= INT32_MAX:
+        problems["seed"] = [f"The seed is a whole number from {INT32_MIN} to {INT32_MAX}."]
+    if selection.max_sentences is not None and not 1 <= selection.max_sentences <= INT32_MAX:
+        problems["max_sentences"] = [f"Documents have 1 to {INT32_MAX} sentences."]
+    if selection.mode != "controversial":
+        return problems
+    scope = {"summary__document__dataset": dataset}
+    if not selection.human_score:
+        problems["human_score"] = ["A controversial selection compares a human score: choose one."]
+    elif not HumanScore.objects.filter(**scope, name=selection.human_score).exists():
+        problems["human_score"] = [
+            f"No summary of {dataset.name!r} has the human score {printable(selection.human_score)!r}."
+        ]
+    if not selection.metrics:
+        problems["metrics"] = ["A controversial selection compares at least one metric score: choose one."]
+    computed = [name.removeprefix(COMPUTED_PREFIX) for name in selection.metrics if name.startswith(COMPUTED_PREFIX)]
+    known = set(MetricScore.objects.filter(**scope, name__in=selection.metrics).values_list("name", flat=True))
+    known |= {
+        f"{COMPUTED_PREFIX}{name}"
+        for name in Explanation.objects.filter(**scope, metric__in=computed).values_list("metric", flat=True)
+    }
+    unknown = [printable(name) for name in selection.metrics if name not in known]
+    if unknown:
+        problems["metrics"] = [f"No summary of {dataset.name!r} has the metric score {', '.join(unknown)}."]
+    return problems
 
 
 def _metric_values(summary_ids: Sequence[int], name: str) -> dict[int, float]:
@@ -69,8 +114,8 @@ def _metric_values(summary_ids: Sequence[int], name: str) -> dict[int, float]:
 
 
 def summaries_select(*, dataset: Dataset, selection: ItemSelection, references_only: bool = False) -> SelectionResult:
-    """The dataset's summaries a study task gets, in a stable order (document id, summary id)."""
-    _check(selection)
+    """The dataset's summaries a study task gets, in a stable order (document id, summary id), by a selection
+    without problems (selection_problems)."""
     summaries = Summary.objects.filter(document__dataset=dataset).select_related("document")
     if references_only:
         summaries = summaries.filter(is_reference=True)
@@ -110,6 +155,7 @@ class SelectionOptions:
     explanations: dict[str, int]  # computed metric -> summaries with an explanation
     summaries: int
     references: int
+    primary_human_score: str | None = None  # what the controversial selection starts with
 
 
 def selection_options(*, dataset: Dataset) -> SelectionOptions:
@@ -136,4 +182,5 @@ def selection_options(*, dataset: Dataset) -> SelectionOptions:
         explanations=computed,
         summaries=counts["n"],
         references=counts["references"],
+        primary_human_score=primary_human_score(dict(human), dataset.primary_human_score),
     )

@@ -3,12 +3,24 @@ a user may see: studies.selectors.access)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
+from django.utils import timezone
 
+from common.aggregates import Median
+from protocols.tasks import get_task
 from studies.models import Assignment, Judgement, Study, StudyItem
+
+# An annotator counts as active when they submitted, saved a draft or opened an item this recently.
+ACTIVE_WINDOW = timedelta(hours=1)
+
+# "Time per item": the active time the task view measured for one annotator's submitted item (the Active
+# time columns sum the same field); imported judgements and clients that sent no time have none.
+TIMED = Q(status=Assignment.Status.SUBMITTED, time_spent__gt=0)
 
 
 @dataclass(frozen=True)
@@ -20,11 +32,14 @@ class AnnotatorProgress:
     user_id: int = 0
     open: int = 0
     reclaimed: int = 0  # items given to someone else after this annotator left them untouched
+    skipped: int = 0  # items this annotator marked "cannot judge"
     member: bool = True  # still an annotator of the study (removed annotators keep their submitted work)
+    median_seconds: float | None = None  # median active time of a submitted item (TIMED); None: none timed
 
 
 def study_progress(*, study: Study) -> list[AnnotatorProgress]:
-    """Per annotator: items assigned (without those given away), done, open, given away, active time."""
+    """Per annotator: items assigned (without those given away), done, open, given away, marked "cannot
+    judge", active time and the median time per item."""
     live = ~Q(status=Assignment.Status.RECLAIMED)
     rows = {
         row["annotator"]: row
@@ -34,7 +49,9 @@ def study_progress(*, study: Study) -> list[AnnotatorProgress]:
             assigned=Count("id", filter=live),
             done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
             reclaimed=Count("id", filter=Q(status=Assignment.Status.RECLAIMED)),
+            skipped=Count("id", filter=Q(status=Assignment.Status.SKIPPED)),
             seconds=Sum("time_spent"),
+            median=Median("time_spent", filter=TIMED),
         )
     }
     members = dict(study.annotators.values_list("pk", "username"))
@@ -49,9 +66,11 @@ def study_progress(*, study: Study) -> list[AnnotatorProgress]:
                 done=done,
                 seconds=row.get("seconds") or 0.0,
                 user_id=user_id,
-                open=assigned - done,
+                open=assigned - done - row.get("skipped", 0),
                 reclaimed=row.get("reclaimed", 0),
+                skipped=row.get("skipped", 0),
                 member=user_id in members,
+                median_seconds=row.get("median"),
             )
         )
     return sorted(result, key=lambda progress: progress.username)
@@ -61,32 +80,47 @@ def study_progress(*, study: Study) -> list[AnnotatorProgress]:
 class TaskProgress:
     study_task_id: int
     items: int
-    complete_items: int  # items with all k judgements submitted
+    complete_items: int  # items with all k judgements submitted (complete_items)
     assignments: int
     done: int
     seconds: float
 
+    @property
+    def percent(self) -> int:
+        return self.complete_items * 100 // self.items if self.items else 0
+
+
+def complete_items(*, studies: list[int], by: str) -> dict[Hashable, tuple[int, int]]:
+    """Group (the value of the field `by` of each item of the studies) -> (items, items done). An item is done
+    when it has as many submitted assignments as its study's annotators per item (k): all k judgements are
+    in. One query, however many items: the submitted assignments are counted per item once (a hashed
+    subquery)."""
+    complete = (
+        Assignment.objects.filter(item__study_task__study__in=studies, status=Assignment.Status.SUBMITTED)
+        .order_by()
+        .values("item")
+        .annotate(n=Count("pk"))
+        .filter(n__gte=F("item__study_task__study__annotators_per_item"))
+        .values("item")
+    )
+    rows = (
+        StudyItem.objects.filter(study_task__study__in=studies)
+        .order_by()
+        .values(by)
+        .annotate(n=Count("pk"), done=Count("pk", filter=Q(pk__in=complete)))
+        .values_list(by, "n", "done")
+    )
+    return {group: (n, done) for group, n, done in rows}
+
 
 def study_task_progress(*, study: Study) -> dict[int, TaskProgress]:
-    """Per study task: items, items with k submitted judgements, assignments done; three grouped queries."""
-    items = dict(
-        StudyItem.objects.filter(study_task__study=study)
-        .values("study_task")
-        .annotate(n=Count("id"))
-        .values_list("study_task", "n")
-    )
-    complete: dict[int, int] = defaultdict(int)
-    for task_id, submitted in (
-        Assignment.objects.filter(item__study_task__study=study, status=Assignment.Status.SUBMITTED)
-        .values("item__study_task", "item")
-        .annotate(n=Count("id"))
-        .values_list("item__study_task", "n")
-    ):
-        complete[task_id] += submitted >= study.annotators_per_item
+    """Per study task: items, items done (k submitted judgements), assignments done; two grouped queries."""
+    items = complete_items(studies=[study.pk], by="study_task")
     work = {
         row["item__study_task"]: row
+        # A "cannot judge" is no work to do; study_skips counts it.
         for row in Assignment.objects.filter(item__study_task__study=study)
-        .exclude(status=Assignment.Status.RECLAIMED)
+        .exclude(status__in=[Assignment.Status.RECLAIMED, Assignment.Status.SKIPPED])
         .values("item__study_task")
         .annotate(
             n=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)), seconds=Sum("time_spent")
@@ -96,13 +130,133 @@ def study_task_progress(*, study: Study) -> dict[int, TaskProgress]:
         task_id: TaskProgress(
             study_task_id=task_id,
             items=n,
-            complete_items=complete[task_id],
+            complete_items=done,
             assignments=work.get(task_id, {}).get("n", 0),
             done=work.get(task_id, {}).get("done", 0),
             seconds=work.get(task_id, {}).get("seconds") or 0.0,
         )
-        for task_id, n in items.items()
+        for task_id, (n, done) in items.items()
     }
+
+
+def recent_work(since: datetime) -> Q:
+    """Assignments worked on since `since`: submitted, a draft saved or the item opened. Each of these sets
+    `touched_at`; an assignment's `touched_at` starts just before its creation, which is no work."""
+    return Q(touched_at__gte=since, touched_at__gt=F("created_at")) | Q(submitted_at__gte=since)
+
+
+@dataclass(frozen=True)
+class StudyGlance:
+    """A study's progress at a glance, for the studies list."""
+
+    items: int
+    done: int  # items with all k judgements submitted
+    active: int  # annotators who worked on it within ACTIVE_WINDOW
+    median_seconds: float | None  # median active time of a submitted item (None: no time recorded yet)
+
+    @property
+    def percent(self) -> int:
+        return self.done * 100 // self.items if self.items else 0
+
+
+def studies_glance(*, studies: Iterable[Study], now: datetime | None = None) -> dict[int, StudyGlance]:
+    """Study id -> its StudyGlance, for all the given studies in two grouped queries."""
+    ids = [study.pk for study in studies]
+    since = (now or timezone.now()) - ACTIVE_WINDOW
+    items = complete_items(studies=ids, by="study_task__study")
+    work = {
+        study: (active, median)
+        for study, active, median in Assignment.objects.filter(item__study_task__study__in=ids)
+        .order_by()
+        .values("item__study_task__study")
+        .annotate(
+            active=Count("annotator", distinct=True, filter=recent_work(since)),
+            median=Median("time_spent", filter=TIMED),
+        )
+        .values_list("item__study_task__study", "active", "median")
+    }
+    return {
+        pk: StudyGlance(
+            items=items.get(pk, (0, 0))[0],
+            done=items.get(pk, (0, 0))[1],
+            active=work.get(pk, (0, None))[0],
+            median_seconds=work.get(pk, (0, None))[1],
+        )
+        for pk in ids
+    }
+
+
+@dataclass(frozen=True)
+class Skip:
+    """One item an annotator marked "cannot judge"."""
+
+    assignment_id: int
+    item_id: int
+    study_task_id: int
+    task: str
+    annotator: str
+    document: str
+    summary_id: int
+    system: str
+    reason: str
+    reason_label: str
+    note: str
+    skipped_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TaskSkips:
+    study_task_id: int
+    task: str
+    task_name: str
+    total: int
+    by_reason: dict[str, int]  # SkipReason label -> count, in the order of Assignment.SkipReason
+
+
+@dataclass(frozen=True)
+class StudySkips:
+    tasks: list[TaskSkips]
+    skips: list[Skip]  # newest first
+
+
+def study_skips(*, study: Study) -> StudySkips:
+    """What the study's annotators could not judge: counts per task and reason, and each skip (one query)."""
+    labels = dict(Assignment.SkipReason.choices)
+    rows = (
+        Assignment.objects.filter(item__study_task__study=study, status=Assignment.Status.SKIPPED)
+        .order_by("-skipped_at", "-pk")
+        .values_list(
+            "pk",
+            "item_id",
+            "item__study_task_id",
+            "item__study_task__task",
+            "annotator__username",
+            "item__summary__document__external_id",
+            "item__summary_id",
+            "item__summary__system",
+            "skip_reason",
+            "skip_note",
+            "skipped_at",
+        )
+    )
+    skips = [
+        Skip(*row[:8], reason=row[8], reason_label=labels.get(row[8], row[8]), note=row[9], skipped_at=row[10])
+        for row in rows
+    ]
+    counts: dict[tuple[int, str], Counter[str]] = defaultdict(Counter)
+    for skip in skips:
+        counts[skip.study_task_id, skip.task][skip.reason] += 1
+    tasks = [
+        TaskSkips(
+            study_task_id=task_id,
+            task=task,
+            task_name=get_task(task).name,
+            total=sum(counter.values()),
+            by_reason={label: counter[value] for value, label in labels.items() if counter[value]},
+        )
+        for (task_id, task), counter in sorted(counts.items(), key=lambda entry: entry[0][1])
+    ]
+    return StudySkips(tasks=tasks, skips=skips)
 
 
 def study_items(*, study: Study) -> QuerySet[StudyItem]:
@@ -141,6 +295,13 @@ def study_judgements_in_order(*, study: Study) -> QuerySet[Judgement]:
         "assignment__item__position",
         "assignment__annotator__username",
         "unit_index",
+    )
+
+
+def study_skips_in_order(*, study: Study) -> QuerySet[Assignment]:
+    """The study's items marked "cannot judge", in the judgement export's order (task, item, annotator)."""
+    return Assignment.objects.filter(item__study_task__study=study, status=Assignment.Status.SKIPPED).order_by(
+        "item__study_task__task", "item__position", "annotator__username", "pk"
     )
 
 

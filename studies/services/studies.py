@@ -16,13 +16,15 @@ from django.db import transaction
 from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.utils import timezone
 
-from common.validation import InputError, finite_number, json_check, storable_text
+from accounts.selectors import annotator_accounts
+from common.roles import user_is_researcher
+from common.validation import InputError, finite_number, json_check, printable, storable_text
 from corpus.models import Dataset, Summary
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, Submission, SubmissionError, get_task
 from scoring.models import Explanation
 from studies.models import Assignment, GuidelinesVersion, Judgement, Study, StudyItem, StudyTask
 from studies.selectors.assignments import annotator_assignments, item_units
-from studies.selectors.selection import ItemSelection, summaries_select
+from studies.selectors.selection import ItemSelection, selection_problems, summaries_select
 
 # A single visit longer than this is an idle tab, not work; the browser already pauses on inactivity.
 MAX_SECONDS_PER_SUBMISSION = 4 * 3600
@@ -32,10 +34,17 @@ MAX_REPORTED_SECONDS = 7 * 24 * 3600
 # A reclaim time beyond a year is "never", which is an empty setting.
 MAX_RECLAIM_HOURS = 24 * 365
 MAX_COMMENT_CHARS = 5000
+MAX_NAME_CHARS = Study._meta.get_field("name").max_length
+MAX_GUIDELINES_CHARS = 20_000
+MAX_CONFIG_CHARS = StudyTask._meta.get_field("explanation_config_hash").max_length
+# More annotators per item than this is no study design but a typo.
+MAX_ANNOTATORS_PER_ITEM = 50
 MAX_DRAFT_BYTES = 256 * 1024
+MAX_SKIP_NOTE_CHARS = 2000
 OPEN = Assignment.Status.ASSIGNED
 DONE = Assignment.Status.SUBMITTED
 RECLAIMED = Assignment.Status.RECLAIMED
+SKIPPED = Assignment.Status.SKIPPED
 
 
 @dataclass(frozen=True)
@@ -65,27 +74,49 @@ def explanations_for(task_key: str, summaries: Sequence[Summary], config_hash: s
 
 
 def _reclaim_hours_check(hours: int | None) -> None:
+    problem = _reclaim_hours_problem(hours)
+    if problem:
+        raise ValidationError({"reclaim_after_hours": problem})
+
+
+def _reclaim_hours_problem(hours: int | None) -> str | None:
     if hours is not None and not 1 <= hours <= MAX_RECLAIM_HOURS:
-        raise ValidationError(
-            {"reclaim_after_hours": f"Reclaim after 1 to {MAX_RECLAIM_HOURS} hours (or never); got {hours}."}
-        )
+        return f"Reclaim after 1 to {MAX_RECLAIM_HOURS} hours (or never); got {hours}."
+    return None
 
 
-def _task_options(task_key: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Checked settings of one task; only the BUMP protocol has any (its mode and the error types asked for)."""
+def _text_problem(text: str, *, what: str, max_chars: int) -> str | None:
+    """Why `text` cannot be stored as a study's text (NUL, a lone surrogate, too long), or None."""
+    try:
+        storable_text(text, field=what, max_chars=max_chars)
+    except InputError as exc:
+        return f"{exc.message[:1].upper()}{exc.message[1:]}."
+    return None
+
+
+def _task_options(task_key: str, options: Mapping[str, Any], problems: dict[str, list[str]]) -> dict[str, Any]:
+    """Checked settings of one task (only the BUMP protocol has any: its mode and the error types asked
+    for); a problem is keyed `<task>_<option>`, as the form and the API name the option."""
     if task_key != "bump":
+        if options:
+            problems.setdefault("task_options", []).append(f"The {task_key} task has no options; got {len(options)}.")
         return {}
-    options = dict(options or {})
+    unknown = sorted(set(options) - {"mode", "error_types"})
+    if unknown:
+        problems.setdefault("task_options", []).append(f"Unknown BUMP options: {printable(', '.join(unknown))}.")
     mode = options.get("mode", "taxonomy")
     if mode not in BUMP_MODES:
-        raise ValidationError({"tasks": f"BUMP mode {mode!r}: choose {' or '.join(BUMP_MODES)}."})
+        problems["bump_mode"] = [f"BUMP mode {printable(str(mode))!r}: choose {' or '.join(BUMP_MODES)}."]
+        return {}
     if mode == "freestyle":
         return {"mode": mode}
-    types = list(options.get("error_types") or BUMP_ERROR_TYPES)
-    unknown = sorted(set(types) - set(BUMP_ERROR_TYPES))
+    types = list(options.get("error_types", BUMP_ERROR_TYPES))
+    unknown = sorted(printable(str(kind)) for kind in set(types) - set(BUMP_ERROR_TYPES))
     if unknown:
-        raise ValidationError({"tasks": f"Unknown BUMP error types: {', '.join(unknown)}."})
-    return {"mode": mode, "error_types": types}
+        problems["bump_error_types"] = [f"Unknown BUMP error types: {', '.join(unknown)}."]
+    elif not types:
+        problems["bump_error_types"] = ["Ask for at least one error type."]
+    return {"mode": mode, "error_types": list(dict.fromkeys(types))}
 
 
 def _item_params(options: Mapping[str, Any], count: int, seed: int) -> list[dict[str, Any]]:
@@ -97,60 +128,120 @@ def _item_params(options: Mapping[str, Any], count: int, seed: int) -> list[dict
     return [{"error_type": types[(offset + i) % len(types)]} for i in range(count)]
 
 
-@transaction.atomic
-def study_create(
-    *,
-    name: str,
-    dataset: Dataset,
-    tasks: Sequence[str],
-    annotators: Sequence[AbstractUser],
-    annotators_per_item: int,
-    created_by: AbstractUser | None,
-    sample_size: int | None = None,
-    seed: int = 0,
-    selection: ItemSelection | None = None,
-    explanation_config_hash: str | None = None,
-    guidelines: Mapping[str, str] | None = None,
-    task_options: Mapping[str, Mapping[str, Any]] | None = None,
-    one_task_per_summary: bool = False,
-    reclaim_after_hours: int | None = None,
-) -> StudyPlan:
-    """Create a study over a dataset's summaries and assign its items.
+@dataclass(frozen=True)
+class StudySpec:
+    """Everything a new study is made of. The web form, the API and `create_study` only parse their input
+    into one of these; `study_spec_check` holds every rule, and `study_create` applies it."""
 
-    The items are all summaries, a seeded random sample (`sample_size`/`seed` are the short form of a
-    random `selection`) or the most controversial ones; every task gets the same selection (BUMP: of the
-    reference summaries).
-    """
-    if selection is None:
-        selection = ItemSelection(mode="random" if sample_size else "all", size=sample_size, seed=seed)
-    if not name.strip():
-        raise ValidationError({"name": "A study needs a name."})
-    unknown = [task for task in tasks if task not in STUDY_TASKS]
+    name: str
+    dataset: Dataset
+    tasks: Sequence[str]
+    annotators: Sequence[AbstractUser]
+    annotators_per_item: int
+    created_by: AbstractUser | None = None  # a researcher or admin; None for a study made by a command
+    selection: ItemSelection = field(default_factory=ItemSelection)
+    guidelines: Mapping[str, str] = field(default_factory=dict)  # task -> text (version 1)
+    task_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # task -> its options
+    one_task_per_summary: bool = False
+    reclaim_after_hours: int | None = None
+    explanation_config_hash: str = ""  # the configuration of the explanations shown; empty: the newest
+
+
+def _not_annotators(users: Sequence[AbstractUser]) -> str | None:
+    """The refusal of the users who are no active annotator accounts (accounts.selectors), or None."""
+    allowed = set(annotator_accounts().filter(pk__in=[user.pk for user in users]).values_list("pk", flat=True))
+    refused = sorted({user.get_username() for user in users if user.pk not in allowed})
+    return f"Not active annotator accounts: {printable(', '.join(refused))}." if refused else None
+
+
+def study_spec_check(*, spec: StudySpec) -> dict[str, dict[str, Any]]:
+    """Check every rule of a new study; raise ValidationError keyed by field (the names the form and the
+    API use) with every problem found, or return each task's checked options."""
+    problems: dict[str, list[str]] = {}
+
+    def problem(key: str, message: str) -> None:
+        problems.setdefault(key, []).append(message)
+
+    name_problem = _text_problem(spec.name, what="the name", max_chars=MAX_NAME_CHARS)
+    if not spec.name.strip():
+        problem("name", "A study needs a name.")
+    elif name_problem:
+        problem("name", name_problem)
+
+    tasks = list(spec.tasks)
+    unknown = [printable(str(task)) for task in tasks if task not in STUDY_TASKS]
     if not tasks or unknown:
-        raise ValidationError({"tasks": f"Choose tasks from: {', '.join(STUDY_TASKS)}."})
-    if annotators_per_item < 1:
-        raise ValidationError({"annotators_per_item": "At least one annotator per item."})
-    _reclaim_hours_check(reclaim_after_hours)
-    chosen = len(set(annotators))
-    if chosen < annotators_per_item:
-        raise ValidationError(
-            {
-                "annotators": f"{annotators_per_item} annotators per item need at least that many annotators; "
-                f"{chosen} chosen."
-            }
+        shown = f"Unknown tasks: {', '.join(unknown)}. " if unknown else ""
+        problem("tasks", f"{shown}Choose tasks from: {', '.join(STUDY_TASKS)}.")
+    elif len(set(tasks)) < len(tasks):
+        problem("tasks", "Choose each task once.")
+
+    annotators = {user.pk: user for user in spec.annotators}
+    refused = _not_annotators(spec.annotators)
+    if not annotators:
+        problem("annotators", "Choose at least one annotator.")
+    elif refused:
+        problem("annotators", refused)
+    if spec.created_by is not None and not (spec.created_by.is_active and user_is_researcher(spec.created_by)):
+        problem("created_by", f"{printable(spec.created_by.get_username())} is no researcher or admin.")
+
+    k, chosen, distinct_tasks = spec.annotators_per_item, len(annotators), len(set(tasks))
+    if not 1 <= k <= MAX_ANNOTATORS_PER_ITEM:
+        problem("annotators_per_item", f"Annotators per item (k) is 1 to {MAX_ANNOTATORS_PER_ITEM}; got {k}.")
+    elif chosen and chosen < k:
+        problem("annotators", f"{k} annotators per item need at least that many annotators; {chosen} chosen.")
+    elif chosen and spec.one_task_per_summary and chosen < k * distinct_tasks:
+        problem(
+            "annotators",
+            f"{k} annotators per item in {distinct_tasks} tasks, with nobody seeing a summary in two tasks, "
+            f"need at least {k * distinct_tasks} annotators; {chosen} chosen.",
         )
-    if one_task_per_summary and chosen < annotators_per_item * len(set(tasks)):
-        raise ValidationError(
-            {
-                "annotators": f"{annotators_per_item} annotators per item in {len(set(tasks))} tasks, with nobody "
-                f"seeing a summary in two tasks, need at least {annotators_per_item * len(set(tasks))} annotators; "
-                f"{chosen} chosen."
-            }
+
+    reclaim = _reclaim_hours_problem(spec.reclaim_after_hours)
+    if reclaim:
+        problem("reclaim_after_hours", reclaim)
+    for key, messages in selection_problems(dataset=spec.dataset, selection=spec.selection).items():
+        problems.setdefault(key, []).extend(messages)
+
+    for task_key, text in spec.guidelines.items():
+        if task_key not in tasks:
+            problem("guidelines", f"Guidelines for {printable(str(task_key))}, which is not among the tasks.")
+            continue
+        text_problem = _text_problem(
+            text, what=f"the text of the {task_key} guidelines", max_chars=MAX_GUIDELINES_CHARS
         )
-    options = {task_key: _task_options(task_key, (task_options or {}).get(task_key)) for task_key in tasks}
+        if text_problem:
+            problem("guidelines", text_problem)
+    for task_key in spec.task_options:
+        if task_key not in tasks:
+            problem("task_options", f"Options for {printable(str(task_key))}, which is not among the tasks.")
+    options = {
+        task_key: _task_options(task_key, spec.task_options.get(task_key) or {}, problems)
+        for task_key in tasks
+        if task_key in STUDY_TASKS
+    }
+    config_problem = _text_problem(spec.explanation_config_hash, what="the configuration", max_chars=MAX_CONFIG_CHARS)
+    if config_problem:
+        problem("explanation_config_hash", config_problem)
+    if problems:
+        raise ValidationError(problems)
+    return options
+
+
+@transaction.atomic
+def study_create(*, spec: StudySpec) -> StudyPlan:
+    """Create a study over a dataset's summaries and assign its items, after checking every rule
+    (study_spec_check).
+
+    The items are all summaries, a seeded random sample or the most controversial ones (`spec.selection`);
+    every task gets the same selection (BUMP: of the reference summaries).
+    """
+    options = study_spec_check(spec=spec)
+    dataset, selection, created_by = spec.dataset, spec.selection, spec.created_by
+    config_hash = spec.explanation_config_hash or None
 
     pools: dict[bool, Any] = {}
-    for task_key in tasks:
+    for task_key in spec.tasks:
         references_only = get_task(task_key).references_only
         if references_only not in pools:
             pools[references_only] = summaries_select(
@@ -164,24 +255,24 @@ def study_create(
             )
 
     study = Study.objects.create(
-        name=name,
+        name=spec.name,
         dataset=dataset,
-        annotators_per_item=annotators_per_item,
+        annotators_per_item=spec.annotators_per_item,
         created_by=created_by,
-        one_task_per_summary=one_task_per_summary,
-        reclaim_after_hours=reclaim_after_hours,
+        one_task_per_summary=spec.one_task_per_summary,
+        reclaim_after_hours=spec.reclaim_after_hours,
         selection=selection.as_dict(),
     )
     if created_by is not None:
         study.researchers.add(created_by)
-    study.annotators.add(*annotators)
+    study.annotators.add(*spec.annotators)
 
     skipped: dict[str, int] = {}
     items: list[StudyItem] = []
-    for task_key in tasks:
+    for task_key in spec.tasks:
         task = get_task(task_key)
         summaries = pools[task.references_only].summaries
-        explanations = explanations_for(task_key, summaries, explanation_config_hash)
+        explanations = explanations_for(task_key, summaries, config_hash)
         if task.explanation_metric:
             missing = [s for s in summaries if s.pk not in explanations]
             if missing:
@@ -193,12 +284,12 @@ def study_create(
                         f"--metric {task.explanation_metric}"
                     }
                 )
-        text = (guidelines or {}).get(task_key, "")
+        text = spec.guidelines.get(task_key, "")
         study_task = StudyTask.objects.create(
             study=study,
             task=task_key,
             guidelines=text,
-            explanation_config_hash=explanation_config_hash or "",
+            explanation_config_hash=spec.explanation_config_hash,
             options=options[task_key],
         )
         GuidelinesVersion.objects.create(study_task=study_task, version=1, text=text, created_by=created_by)
@@ -236,11 +327,16 @@ def _per_annotator(assignments: Any, aggregate: Any) -> dict[int, int]:
 
 def _short_items(study: Study) -> Any:
     """Items with fewer than k live assignments of the study's annotators. A removed annotator's submitted
-    work stays in the data but does not count towards k: the item is given to someone still in the study."""
-    counted = ~Q(assignments__status=RECLAIMED) & Q(assignments__annotator__in=study.annotators.all())
+    work stays in the data but does not count towards k: the item is given to someone still in the study.
+    Nor does a "cannot judge" when the study frees skipped items (`skipped` counts those skips)."""
+    member = Q(assignments__annotator__in=study.annotators.all())
+    not_counted = [RECLAIMED, SKIPPED] if study.skipped_items_reassigned else [RECLAIMED]
     return (
         StudyItem.objects.filter(study_task__study=study)
-        .annotate(n=Count("assignments", filter=counted))
+        .annotate(
+            n=Count("assignments", filter=member & ~Q(assignments__status__in=not_counted)),
+            skipped=Count("assignments", filter=member & Q(assignments__status=SKIPPED)),
+        )
         .filter(n__lt=study.annotators_per_item)
     )
 
@@ -264,7 +360,8 @@ def assignments_distribute(*, study: Study, seed: int = 0, partial: bool = False
     between the most and the least loaded annotator at one item at most. With `one_task_per_summary`
     an annotator never gets two items (of different tasks) that show the same summary; items of one
     summary are handed out together so that the constraint costs no balance. An item too few annotators
-    may take fails the whole call, unless `partial`: then it gets whom it can and stays short.
+    may take fails the whole call, unless `partial`: then it gets whom it can and stays short. An item short
+    only because annotators could not judge it never fails the call: it goes to whoever has not seen it.
     """
     k = study.annotators_per_item
     annotators = list(study.annotators.filter(is_active=True).order_by("pk"))
@@ -287,7 +384,7 @@ def assignments_distribute(*, study: Study, seed: int = 0, partial: bool = False
             if (item.pk, user.pk) not in taken and user.pk not in seen_summary.get(item.summary_id, ())
         ]
         needed = k - item.n
-        if len(candidates) < needed and not partial:
+        if len(candidates) < needed - (item.skipped if study.skipped_items_reassigned else 0) and not partial:
             reason = " (nobody may see a summary in two tasks)" if study.one_task_per_summary else ""
             raise ValidationError(
                 {
@@ -430,6 +527,9 @@ def study_annotators_add(*, study: Study, annotators: Sequence[AbstractUser], ex
     topped up first, never giving anyone an item twice; when nothing was short and `extend` is set, each new
     annotator gets every item they may take, beyond k (those items' k grows by one)."""
     _managed(study)
+    refused = _not_annotators(annotators)
+    if refused:
+        raise ValidationError({"annotators": refused})
     study.annotators.add(*annotators)
     assigned = assignments_distribute(study=study, partial=True)
     extended = 0
@@ -454,8 +554,15 @@ def study_annotator_remove(*, study: Study, annotator: AbstractUser) -> int:
 
 
 @transaction.atomic
-def study_settings_update(*, study: Study, annotators_per_item: int, reclaim_after_hours: int | None) -> int:
-    """Change k (only upwards in a running study: judgements already made stay) and the reclaim time.
+def study_settings_update(
+    *,
+    study: Study,
+    annotators_per_item: int,
+    reclaim_after_hours: int | None,
+    skipped_items_reassigned: bool | None = None,
+) -> int:
+    """Change k (only upwards in a running study: judgements already made stay), the reclaim time and
+    whether items marked "cannot judge" go to someone else (None: unchanged).
 
     Returns the assignments created to top items up to the new k.
     """
@@ -467,7 +574,9 @@ def study_settings_update(*, study: Study, annotators_per_item: int, reclaim_aft
     _reclaim_hours_check(reclaim_after_hours)
     study.annotators_per_item = annotators_per_item
     study.reclaim_after_hours = reclaim_after_hours
-    study.save(update_fields=["annotators_per_item", "reclaim_after_hours"])
+    if skipped_items_reassigned is not None:
+        study.skipped_items_reassigned = skipped_items_reassigned
+    study.save(update_fields=["annotators_per_item", "reclaim_after_hours", "skipped_items_reassigned"])
     return assignments_distribute(study=study)
 
 
@@ -497,6 +606,8 @@ def _writable(assignment: Assignment, user: AbstractUser) -> None:
         raise PermissionDenied("This item is not assigned to you.")
     if assignment.status == RECLAIMED:
         raise PermissionDenied("This item was given to another annotator after it stayed untouched.")
+    if assignment.status == SKIPPED:
+        raise PermissionDenied("You marked this item as 'cannot judge'.")
 
 
 def clean_submission(
@@ -628,7 +739,9 @@ def assignment_draft_save(*, assignment_id: int, user: AbstractUser, draft: Any)
         raise ValidationError(f"draft: {size} bytes; at most {MAX_DRAFT_BYTES}")
     now = timezone.now()
     own = annotator_assignments(user=user).filter(pk=assignment_id)
-    updated = own.exclude(status=RECLAIMED).update(draft=draft, draft_saved_at=now, touched_at=now, updated_at=now)
+    updated = own.exclude(status__in=[RECLAIMED, SKIPPED]).update(
+        draft=draft, draft_saved_at=now, touched_at=now, updated_at=now
+    )
     if not updated:
         _writable(own.only("annotator_id", "status").get(), user)
     return now
@@ -637,3 +750,61 @@ def assignment_draft_save(*, assignment_id: int, user: AbstractUser, draft: Any)
 def assignment_touch(*, assignment: Assignment) -> None:
     """Opening an item counts as touching it: an item someone is looking at is not reclaimed."""
     Assignment.objects.filter(pk=assignment.pk, status=OPEN).update(touched_at=timezone.now())
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A "cannot judge": the annotator's assignment and how many items went to other annotators with it."""
+
+    assignment: Assignment
+    reassigned: int
+
+
+def _skip_note(reason: Any, note: Any) -> str:
+    if reason not in Assignment.SkipReason.values:
+        choices = ", ".join(Assignment.SkipReason.values)
+        raise ValidationError({"reason": f"Choose why you cannot judge the item: {choices}; got {reason!r}."})
+    if not isinstance(note, str):
+        raise ValidationError({"note": "The note must be text."})
+    try:
+        note = storable_text(note, field="note", max_chars=MAX_SKIP_NOTE_CHARS).strip()
+    except InputError as exc:
+        raise ValidationError({exc.field: str(exc)}) from None
+    if reason == Assignment.SkipReason.OTHER and not note:
+        raise ValidationError({"note": "Say in the note why you cannot judge the item."})
+    return note
+
+
+@transaction.atomic
+def assignment_skip(*, assignment_id: int, user: AbstractUser, reason: Any, note: Any = "") -> Skipped:
+    """Mark the annotator's open item as "cannot judge" (a SkipReason, a note; the note is required for
+    "other"). With the study's `skipped_items_reassigned` the item goes to an annotator who has not seen it
+    (assignments_distribute tops it up to k) and the skip does not count towards k.
+
+    Skipping again (a double click, a replayed request) keeps the one skip and only updates reason and note.
+    Raises Assignment.DoesNotExist for an assignment the user may not read (as assignment_draft_save),
+    PermissionDenied for their own that was given to someone else and ValidationError after a submission.
+    """
+    note = _skip_note(reason, note)
+    locked = (
+        annotator_assignments(user=user)
+        .select_for_update(of=("self",))
+        .select_related("item__study_task__study")
+        .get(pk=assignment_id)
+    )
+    if locked.status == RECLAIMED:
+        _writable(locked, user)
+    if locked.status == DONE:
+        raise ValidationError("You submitted this item already; a submitted item cannot be marked 'cannot judge'.")
+    now = timezone.now()
+    locked.status, locked.skip_reason, locked.skip_note = SKIPPED, reason, note
+    locked.skipped_at = locked.skipped_at or now
+    locked.draft, locked.draft_saved_at, locked.touched_at = {}, None, now
+    fields = ["status", "skip_reason", "skip_note", "skipped_at", "draft", "draft_saved_at", "touched_at"]
+    locked.save(update_fields=[*fields, "updated_at"])
+    study = locked.item.study_task.study
+    if not study.skipped_items_reassigned:
+        return Skipped(assignment=locked, reassigned=0)
+    # Two annotators skipping at once would both hand out the same short items: top-ups of a study queue up.
+    list(Study.objects.select_for_update().filter(pk=study.pk).values_list("pk", flat=True))
+    return Skipped(assignment=locked, reassigned=assignments_distribute(study=study, partial=True))

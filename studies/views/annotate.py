@@ -10,30 +10,44 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from common.validation import MAX_ID, bounded_int
 from protocols.minimal_edit import edit_diff
 from protocols.tasks import get_task
 from studies.models import Assignment
 from studies.selectors import assignments as selectors
 from studies.services.studies import (
+    MAX_SKIP_NOTE_CHARS,
     assignment_draft_save,
+    assignment_skip,
     assignment_submit,
     assignment_touch,
     assignments_reclaim_for_annotator,
 )
 from studies.views.frame import frame_context, json_body, submission_arguments, task_state
 
+# A dashboard text filter longer than this matches nothing anyway (it is searched in names).
+MAX_FILTER_CHARS = 200
+
 
 @login_required
 @require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
-    assignments = list(selectors.assignments_for_annotator(user=request.user))
-    for assignment in assignments:
-        assignment.task_name = get_task(assignment.item.study_task.task).name
-    remaining = sum(1 for a in assignments if a.status == Assignment.Status.ASSIGNED)
+    """The queue grouped by study and task; ?study=<id>&task=<key>&q=<text> filter the rows shown."""
+    raw_study = request.GET.get("study", "")
+    study_id = bounded_int(raw_study, field="study", minimum=1, maximum=MAX_ID) if raw_study else None
+    task, text = request.GET.get("task", ""), request.GET.get("q", "")[:MAX_FILTER_CHARS]
+    queue = selectors.annotator_queue(user=request.user, study_id=study_id, task=task, text=text)
     return render(
         request,
         "annotations/dashboard.html",
-        {"assignments": assignments, "remaining": remaining, "done": len(assignments) - remaining},
+        {
+            "queue": queue,
+            "assignments": queue.rows,
+            "remaining": queue.remaining,
+            "done": queue.total - queue.remaining,
+            "filter": {"study": study_id, "task": task, "q": text},
+            "filtered": study_id is not None or bool(task) or bool(text.strip()),
+        },
     )
 
 
@@ -71,7 +85,7 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
     queue = selectors.assignment_queue_position(assignment=assignment)
     submitted = assignment.status == Assignment.Status.SUBMITTED
     state = {
-        **task_state(task=task, item=item, units=selectors.item_units(item)),
+        **task_state(task=task, item=item, units=selectors.item_units(item, with_document=True)),
         "mode": "assignment",
         "draftKey": f"faithanno:draft:{assignment.pk}",
         "saved": selectors.assignment_saved_work(assignment=assignment),
@@ -82,6 +96,12 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
         "guidelinesVersion": item.study_task.guidelines_version,
         "submitUrl": reverse("annotate_submit", args=[assignment.pk]),
         "draftUrl": reverse("annotate_draft", args=[assignment.pk]),
+        "skipUrl": reverse("annotate_skip", args=[assignment.pk]),
+        "skipReasons": [{"value": value, "label": label} for value, label in Assignment.SkipReason.choices],
+        "maxSkipNoteChars": MAX_SKIP_NOTE_CHARS,
+        "skipped": {"reason": assignment.get_skip_reason_display(), "note": assignment.skip_note}
+        if assignment.status == Assignment.Status.SKIPPED
+        else None,
         "nextUrl": reverse("annotate", args=[queue.next_id]) if queue.next_id else None,
         "previousUrl": reverse("annotate", args=[queue.previous_id]) if queue.previous_id else None,
         "continueUrl": reverse("annotate_next"),
@@ -161,3 +181,26 @@ def annotate_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
             answer["diff"] = edit_diff(assignment.item.summary.text, edited).as_dict()
             answer["edited"] = edited
     return JsonResponse(answer)
+
+
+@login_required
+@require_POST
+def annotate_skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """ "Cannot judge": {"reason": a SkipReason, "note": text}; answers where to go next."""
+    body = json_body(request)
+    if isinstance(body, JsonResponse):
+        return body
+    try:
+        assignment_skip(
+            assignment_id=assignment_id, user=request.user, reason=body.get("reason"), note=body.get("note", "")
+        )
+    except Assignment.DoesNotExist:
+        raise Http404("No such item.") from None
+    except PermissionDenied as exc:
+        return JsonResponse({"errors": [str(exc)]}, status=403)
+    except ValidationError as exc:
+        return JsonResponse({"errors": exc.messages}, status=400)
+    following = selectors.assignment_next_open_id(user=request.user)
+    return JsonResponse(
+        {"status": "skipped", "next": reverse("annotate", args=[following]) if following else reverse("dashboard")}
+    )

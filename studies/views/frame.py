@@ -96,7 +96,7 @@ def example_cards(examples: Sequence[StudyExample]) -> list[dict[str, Any]]:
     cards = []
     for example in examples:
         task = get_task(example.study_task.task)
-        units = {unit.index: unit for unit in item_units(example)}
+        units = {unit.index: unit for unit in item_units(example, with_document=True)}
         card: dict[str, Any] = {
             "summary": example.summary.text,
             "title": str(example.summary.document),

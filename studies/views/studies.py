@@ -5,6 +5,8 @@ A study's progress and agreement page is analysis.views.studies.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
@@ -30,6 +32,7 @@ from studies.models import Study, StudyExample, StudyTask
 from studies.selectors.access import studies_for_user
 from studies.selectors.assignments import item_units, saved_work, task_examples
 from studies.selectors.selection import selection_options
+from studies.selectors.studies import ACTIVE_WINDOW, studies_glance
 from studies.services import examples as example_services
 from studies.services.studies import (
     annotators_added_message,
@@ -63,7 +66,11 @@ def _errors_to_messages(request: HttpRequest, exc: ValidationError) -> None:
 @researcher_required
 @require_GET
 def studies(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotations/studies.html", {"studies": studies_for_user(user=request.user)})
+    studies = list(studies_for_user(user=request.user))
+    glance = studies_glance(studies=studies)
+    rows = [{"study": study, "glance": glance[study.pk]} for study in studies]
+    active_minutes = ACTIVE_WINDOW // timedelta(minutes=1)
+    return render(request, "annotations/studies.html", {"rows": rows, "active_minutes": active_minutes})
 
 
 @researcher_required
@@ -82,10 +89,9 @@ def study_new(request: HttpRequest) -> HttpResponse:
     form = StudyCreateForm(request.POST or None, options=options, initial={"dataset": dataset})
     if request.method == "POST" and form.is_valid():
         try:
-            plan = study_create(dataset=dataset, created_by=request.user, **form.study_create_options())
+            plan = study_create(spec=form.spec(created_by=request.user))
         except ValidationError as exc:
-            for message in exc.messages:
-                form.add_error(None, message)
+            form.errors_show(exc)
         else:
             skipped = "".join(f" {task}: {n} summaries skipped (nothing to judge)." for task, n in plan.skipped.items())
             notes = "".join(f" {note}." for note in plan.notes)
@@ -110,6 +116,7 @@ def study_settings(request: HttpRequest, study_id: int) -> HttpResponse:
             study=study,
             annotators_per_item=form.cleaned_data["annotators_per_item"],
             reclaim_after_hours=form.cleaned_data["reclaim_after_hours"],
+            skipped_items_reassigned=form.cleaned_data["skipped_items_reassigned"],
         )
     except ValidationError as exc:
         _errors_to_messages(request, exc)
@@ -241,7 +248,7 @@ def study_example_annotate(request: HttpRequest, study_id: int, example_id: int)
     study_task = example.study_task
     task = get_task(study_task.task)
     state = {
-        **task_state(task=task, item=example, units=item_units(example)),
+        **task_state(task=task, item=example, units=item_units(example, with_document=True)),
         "mode": "example",
         "draftKey": None,
         "saved": saved_work(task_key=study_task.task, judgements=example.judgements),

@@ -407,3 +407,36 @@ def test_it_tunes_a_metric_raters_threshold_by_balanced_accuracy(tmp_path: Path)
         run_json(
             "agreement", "--dataset", "few", "--task", "factuality", "--metric-rater", "M", "--thresholds", "tuned"
         )
+
+
+def test_it_compares_a_metric_rater_with_labels_aggregated_by_a_crowd_model(tmp_path: Path) -> None:
+    """A crowd with three spammers among seven workers: Dawid-Skene's labels are closer to the truth than the
+    majority, and a metric that tells the truth agrees more with them."""
+    from stats.crowd_quality import labels_aggregate
+    from tests.stats.test_crowd_quality_math import crowd
+
+    truth, judgements = crowd(30)
+    by_unit: dict[Any, dict[str, str]] = {}
+    for judgement in judgements:
+        by_unit.setdefault(judgement.unit, {})[judgement.worker] = judgement.label
+    order = sorted(truth, key=repr)
+    records = [
+        document(
+            i, [labelled_summary("A", f"A {i}.", by_unit[unit], metric_scores={"M": 0.9 * (truth[unit] == "yes")})]
+        )
+        for i, unit in enumerate(order)
+    ]
+    import_records(tmp_path, records)
+    args = ("agreement", "--dataset", "tiny", "--task", "factuality", "--metric-rater", "M", "--thresholds", "0.5")
+    (majority,) = run_json(*args)["metric_raters"]
+    (modelled,) = run_json(*args, "--aggregation", "dawid_skene")["metric_raters"]
+    assert (majority["aggregation"], majority["majority"]["rater"]) == ("majority", "majority")
+    assert (modelled["aggregation"], modelled["majority"]["rater"]) == ("dawid_skene", "dawid_skene")
+    expected = labels_aggregate(judgements=judgements, method="dawid_skene").labels
+    agreeing = sum(expected[unit] == truth[unit] for unit in order) / len(order)
+    assert modelled["majority"]["agreement"] == pytest.approx(agreeing)
+    assert modelled["majority"]["agreement"] > majority["majority"]["agreement"]
+    # the rest of the rows do not depend on the reference
+    assert modelled["humans"] == majority["humans"] and modelled["annotators"] == majority["annotators"]
+    with pytest.raises(CommandError, match="invalid choice: 'vote'"):
+        run_json(*args, "--aggregation", "vote")

@@ -196,3 +196,28 @@ def test_it_exports_and_shows_the_enhanced_scores_per_summary(enhanced_study: St
         "qgqa_enhanced_avg",
     ]
     assert html.count('data-method="') == 6 and html.count('<circle class="point"') == 10
+
+
+def test_it_averages_bertscore_over_the_important_words_of_the_word_level_view(bertscore_study: Study) -> None:
+    """Thesis 5.2: BERTScore enhanced = the mean over the summary's important words of the aggregated label.
+    The important words are protocols.alignment's (the task's units), one label per word whatever its pieces."""
+    from protocols.alignment import word_alignment
+
+    expected: dict[int, float] = {}
+    for assignment in Assignment.objects.filter(item__study_task__study=bertscore_study).select_related(
+        "annotator", "item__summary__document", "item__explanation"
+    ):
+        item = assignment.item
+        alignment = word_alignment(item.explanation.payload, document_text=item.summary.document.text)
+        important = alignment.important
+        assert [u.index for u in units_of(assignment)] == [word.index for word in important]
+        # alice calls a word similar when all its pieces are (its score, the lowest piece, at least 0.8);
+        # bob calls every word similar: the average vote is the mean of (alice + 1) / 2 over the words.
+        similar = {word.index: word.score is not None and word.score >= 0.8 for word in important}
+        everything = assignment.annotator.username == "bob"
+        labels = {index: "correct" if everything or ok else "incorrect" for index, ok in similar.items()}
+        assignment_submit(assignment=assignment, user=assignment.annotator, labels=labels)
+        expected[item.summary_id] = sum((1.0 + ok) / 2 for ok in similar.values()) / len(similar)
+    scores = study_enhanced_scores(study=bertscore_study)[("bertscore", "average")]
+    assert scores == pytest.approx(expected)
+    assert len(set(expected.values())) > 1  # the words' scores tell the summaries apart

@@ -19,7 +19,7 @@ from django.utils.html import escape
 from corpus.models import Dataset, Summary
 from scoring.models import Explanation
 from studies.models import Assignment, Study
-from studies.services.studies import assignment_submit, study_create
+from studies.services.studies import StudySpec, assignment_submit, study_create
 from tests.conftest import client_for, units_of
 from tests.factories import explanation_create, qags_payload
 
@@ -102,6 +102,33 @@ def test_it_shows_bertscore_tokens_with_their_offsets_and_the_human_spans(
     for word in state["humanWords"]:
         assert summary.text[word["start"] : word["end"]] == word["text"]
     assert "1 of 2" in content
+
+
+def test_it_gives_the_script_whole_source_words_per_word_and_says_when_the_word_view_is_partial(
+    explained_dataset: Dataset, rita: AbstractUser
+) -> None:
+    summary = summary_of(explained_dataset, "oldest", "Gold")
+    client = client_for(rita)
+    state = script_state(client.get(inspect_url(summary)).content.decode())
+    document = summary.document.text
+    morano = next(word for word in state["words"] if word["text"] == "Morano")
+    assert [piece["text"] for piece in morano["pieces"]] == ["Moran", "o"]
+    for start, end, text in morano["sources"]:
+        assert document[start:end] == text and re.fullmatch(r"\w+", text)  # whole words, never "Moran"
+        assert not re.match(r"\w", document[end : end + 1]) and not re.match(r"\w", document[start - 1 : start])
+    assert morano["score"] == min(piece["similarity"] for piece in morano["pieces"])
+    pieces = [token for token in state["tokens"] if token["word"] == morano["word"]]
+    assert [token["text"] for token in pieces] == ["Moran", "o"]
+    # An explanation without `words` (no version wrote one; a foreign row may): tokens still drawn, words from
+    # the word tokenizer, and the page says the word view is partial.
+    explanation = Explanation.objects.get(summary=summary, metric="bertscore")
+    explanation.payload = {key: value for key, value in explanation.payload.items() if key != "words"}
+    explanation.save()
+    content = client.get(inspect_url(summary)).content.decode()
+    degraded = script_state(content)
+    assert len(degraded["tokens"]) == len(state["tokens"])
+    assert [word["text"] for word in degraded["words"]][:4] == ["The", "world", "'", "s"]
+    assert "Word view partial: the explanation stores no words" in content
 
 
 def test_it_shows_qags_questions_lowest_f1_first_with_both_answers(
@@ -225,9 +252,15 @@ def queries(client: Client, url: str) -> int:
 def judged_study(dataset: Dataset, tasks: list[str], annotators: list[AbstractUser], researcher: AbstractUser) -> None:
     """A study over the dataset whose annotators submit every item of the "oldest" document."""
     study = study_create(
-        name=f"{len(annotators)} annotators", dataset=dataset, tasks=tasks, annotators=annotators,
-        annotators_per_item=len(annotators), created_by=researcher,
-    ).study  # fmt: skip
+        spec=StudySpec(
+            name=f"{len(annotators)} annotators",
+            dataset=dataset,
+            tasks=tasks,
+            annotators=annotators,
+            annotators_per_item=len(annotators),
+            created_by=researcher,
+        )
+    ).study
     for assignment in Assignment.objects.filter(
         item__study_task__study=study, item__summary__document__external_id="oldest"
     ).select_related("item__study_task"):

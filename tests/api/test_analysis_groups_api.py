@@ -135,3 +135,30 @@ def test_it_answers_balanced_accuracy_and_names_a_missing_validation_split(
     assert auc[0]["group"] == "overall" and auc[0]["n"] == 20
     nan = cast("rita").get(url, {"protocol": "roc_auc", "human": "h", "human_threshold": "nan"})
     assert nan.status_code == 400 and "human_threshold" in nan.json()
+
+
+def test_it_takes_the_human_reference_of_metric_raters_from_a_crowd_model(
+    cast: Callable[[str], APIClient], tiny: Dataset
+) -> None:
+    query = {"metric_rater": "M", "thresholds": "0.5"}
+    response = agreement(cast("rita"), tiny, aggregation="mace", **query)
+    assert response.status_code == 200
+    (row,) = response.json()[0]["analysis"]["metric_raters"]
+    assert (row["aggregation"], row["majority"]["rater"]) == ("mace", "mace")
+    command = run_json(
+        "agreement", "--dataset", "tiny", "--task", "factuality", "--metric-rater", "M", "--thresholds", "0.5",
+        "--aggregation", "mace",
+    )  # fmt: skip
+    assert response.json()[0]["analysis"]["metric_raters"] == command["metric_raters"]
+    refused = agreement(cast("rita"), tiny, aggregation="vote", **query)
+    assert refused.status_code == 400 and "aggregation" in refused.json()
+
+
+def test_it_refuses_a_crowd_model_over_more_judgements_than_a_request_may_take(
+    cast: Callable[[str], APIClient], tiny: Dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("api.analysis.MAX_MODELLED_JUDGEMENTS", 8)  # tiny has 9 labels on scored summaries and more
+    response = agreement(cast("rita"), tiny, aggregation="dawid_skene", metric_rater="M", thresholds="0.5")
+    assert response.status_code == 400
+    assert "takes too long for a request (at most 8)" in response.json()["detail"]
+    assert agreement(cast("rita"), tiny, metric_rater="M", thresholds="0.5").status_code == 200  # the majority

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from corpus.models import Dataset, Summary
 from studies.models import Judgement, Study
-from studies.services.studies import study_create
+from studies.services.studies import StudySpec, study_create
 from tests.api.test_endpoints import agree
 
 pytestmark = pytest.mark.django_db
@@ -85,9 +85,15 @@ def test_it_runs_an_exact_number_of_queries_for_the_datasets_studies_and_documen
 ) -> None:
     client = cast("rita")
     study_create(
-        name="second", dataset=bertscore_study.dataset, tasks=["factuality"], annotators=[alice], annotators_per_item=1,
-        created_by=bertscore_study.created_by,
-    )  # fmt: skip
+        spec=StudySpec(
+            name="second",
+            dataset=bertscore_study.dataset,
+            tasks=["factuality"],
+            annotators=[alice],
+            annotators_per_item=1,
+            created_by=bertscore_study.created_by,
+        )
+    )
     Dataset.objects.create(name="second")
     for url, exact in (
         (reverse("api_datasets"), DATASETS_QUERIES),

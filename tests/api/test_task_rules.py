@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from corpus.models import Dataset
 from protocols.tasks import STUDY_TASKS, get_task
 from studies.models import Assignment, Study
-from studies.services.studies import study_create
+from studies.services.studies import StudySpec, study_create
 from tests.conftest import units_of
 
 pytestmark = pytest.mark.django_db
@@ -170,13 +170,15 @@ def test_it_accepts_exactly_the_bump_labels_and_lengths_the_state_names(
     assert submit(cast("alice"), requested, {"edit": edited}).status_code == 200
 
     study_create(
-        name="Freestyle",
-        dataset=scored_dataset,
-        tasks=["bump"],
-        annotators=[alice],
-        annotators_per_item=1,
-        created_by=rita,
-        task_options={"bump": {"mode": "freestyle"}},
+        spec=StudySpec(
+            name="Freestyle",
+            dataset=scored_dataset,
+            tasks=["bump"],
+            annotators=[alice],
+            annotators_per_item=1,
+            created_by=rita,
+            task_options={"bump": {"mode": "freestyle"}},
+        )
     )
     freestyle = Assignment.objects.filter(annotator=alice, item__study_task__study__name="Freestyle").first()
     state = item_state(cast("alice"), freestyle)

@@ -145,7 +145,7 @@ def long_article_study(tmp_path: Path, alice: Any, rita: Any) -> Any:
     from corpus.importers import parse
     from corpus.models import Summary
     from studies.services.imports import dataset_import
-    from studies.services.studies import study_create
+    from studies.services.studies import StudySpec, study_create
     from tests.conftest import write_jsonl
     from tests.factories import entailment_payload, explanation_create
 
@@ -161,10 +161,12 @@ def long_article_study(tmp_path: Path, alice: Any, rita: Any) -> Any:
         assert len(summary.document.sentences) == 40 and len(summary.sentences) == len(tops)
         explanation_create(summary, "entailment", entailment_payload(summary, tops), score=None)
     return study_create(
-        name="Long article",
-        dataset=dataset,
-        tasks=["entailment", "sentence_consistency"],
-        annotators=[alice],
-        annotators_per_item=1,
-        created_by=rita,
+        spec=StudySpec(
+            name="Long article",
+            dataset=dataset,
+            tasks=["entailment", "sentence_consistency"],
+            annotators=[alice],
+            annotators_per_item=1,
+            created_by=rita,
+        )
     ).study

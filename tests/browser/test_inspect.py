@@ -1,5 +1,5 @@
-"""The inspector in real headless Chromium at 1280x720: a summary token lights its aligned source token on
-hover and on keyboard focus, the threshold slider moves with the keyboard and changes the flagged count,
+"""The inspector in real headless Chromium at 1280x720: a summary token lights the whole source words of its
+word on hover and on keyboard focus, the threshold slider moves with the keyboard and changes the flagged count,
 selecting a QAGS question highlights both answers, and the comparison shows both summaries."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from django.contrib.auth.models import AbstractUser
 from django.urls import reverse
 
 from corpus.models import Dataset, Summary
+from protocols.alignment import word_alignment
 from scoring.models import Explanation
 from tests.browser.conftest import open_as
 from tests.browser.test_task_views import UNNAMED_CONTROLS
@@ -26,9 +27,12 @@ def open_page(page: Any, live_server: Any, user: AbstractUser, path: str) -> lis
     return errors
 
 
-def source_text(summary: Summary, token: dict[str, Any]) -> str:
-    start, end = token["aligned"]
-    return summary.document.text[start:end]
+def source_text(summary: Summary, token: dict[str, Any]) -> list[str]:
+    """What focusing the token lights: the whole source words of its word (protocols.alignment)."""
+    payload = Explanation.objects.get(summary=summary, metric="bertscore").payload
+    alignment = word_alignment(payload, summary_text=summary.text, document_text=summary.document.text)
+    word = next(w for w in alignment.words if any(p.start == token["start"] for p in w.pieces))
+    return [source.text for source in sorted(word.sources, key=lambda source: source.start)]
 
 
 def flagged_below(tokens: list[dict[str, Any]], threshold: float) -> int:
@@ -43,17 +47,17 @@ def test_it_lights_source_tokens_and_flags_tokens_below_the_threshold(
     errors = open_page(page, live_server, rita, reverse("summary_inspect", args=[summary.pk]))
     assert page.evaluate(UNNAMED_CONTROLS) == []
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
-    # Hover: the aligned source token lights up in the document.
+    # Hover: the whole source words of the token's word light up in the document.
     page.locator("#summary-a .tok").nth(8).hover()
-    assert page.locator("#document mark.lit").text_content() == source_text(summary, tokens[8])
+    assert page.locator("#document mark.lit").all_text_contents() == source_text(summary, tokens[8])
     assert tokens[8]["text"] in page.locator("#token-info-a").text_content()
     # Keyboard: focus the first token, then move with the arrow key.
     page.mouse.move(0, 0)
     page.locator("#summary-a .tok").first.focus()
-    assert page.locator("#document mark.lit").text_content() == source_text(summary, tokens[0])
+    assert page.locator("#document mark.lit").all_text_contents() == source_text(summary, tokens[0])
     page.keyboard.press("ArrowRight")
     assert page.evaluate("document.activeElement.dataset.token") == "1"
-    assert page.locator("#document mark.lit").text_content() == source_text(summary, tokens[1])
+    assert page.locator("#document mark.lit").all_text_contents() == source_text(summary, tokens[1])
     # Human spans are drawn on the summary, apart from the similarity colours.
     assert page.locator("#summary-a mark.human").count() == 3
     # The slider works with the keyboard and the count follows it.

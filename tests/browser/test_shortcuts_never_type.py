@@ -17,8 +17,9 @@ from django.core.exceptions import ValidationError
 from corpus.models import Summary
 from protocols.tasks import STUDY_TASKS
 from studies.models import Assignment, Judgement, Study, StudyExample
+from studies.selectors.selection import ItemSelection
 from studies.services.examples import study_example_create
-from studies.services.studies import study_create
+from studies.services.studies import StudySpec, study_create
 from tests.browser.test_task_views import open_item, open_task_view, stored, submit_with_keyboard
 from tests.conftest import units_of
 
@@ -174,15 +175,16 @@ def example_path(task_study: Study, rita: AbstractUser, carol: AbstractUser, tas
     """A researcher's example of `task`: a second study of rita's with one item per task (BUMP freestyle, so
     its type select shows), the example taken from the summaries that are not items."""
     study = study_create(
-        name="Examples",
-        dataset=task_study.dataset,
-        tasks=list(STUDY_TASKS),
-        annotators=[carol],
-        annotators_per_item=1,
-        created_by=rita,
-        sample_size=1,
-        seed=2,
-        task_options={"bump": {"mode": "freestyle"}},
+        spec=StudySpec(
+            name="Examples",
+            dataset=task_study.dataset,
+            tasks=list(STUDY_TASKS),
+            annotators=[carol],
+            annotators_per_item=1,
+            created_by=rita,
+            task_options={"bump": {"mode": "freestyle"}},
+            selection=ItemSelection(mode="random", size=1, seed=2),
+        )
     ).study
     study_task = study.tasks.get(task=task)
     items = study_task.items.values_list("summary_id", flat=True)

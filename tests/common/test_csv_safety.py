@@ -22,7 +22,7 @@ from corpus.importers import parse
 from corpus.models import Dataset
 from studies.models import Assignment, Study
 from studies.services.imports import dataset_import
-from studies.services.studies import assignment_submit, study_create
+from studies.services.studies import StudySpec, assignment_submit, study_create
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for, make_user, write_jsonl
 
@@ -92,12 +92,14 @@ def hostile(tmp_path: Path, rita: AbstractUser) -> Study:
     dataset = dataset_import(name=DATASET, batch=parse("jsonl", write_jsonl(tmp_path / "hostile.jsonl", records)))
     mallory = make_user(USERNAME, roles.ANNOTATOR)
     study = study_create(
-        name="=STUDY()",
-        dataset=dataset.dataset,
-        tasks=["sentence_consistency", "hallucination_spans"],
-        annotators=[mallory],
-        annotators_per_item=1,
-        created_by=rita,
+        spec=StudySpec(
+            name="=STUDY()",
+            dataset=dataset.dataset,
+            tasks=["sentence_consistency", "hallucination_spans"],
+            annotators=[mallory],
+            annotators_per_item=1,
+            created_by=rita,
+        )
     ).study
     for assignment in Assignment.objects.filter(item__study_task__study=study).select_related("item__study_task"):
         text = assignment.item.summary.text

@@ -109,6 +109,59 @@ def test_it_scores_each_annotator_against_the_majority() -> None:
     assert majority_label(["y", "n"]) is None and majority_label([]) is None
 
 
+def test_it_scores_each_annotator_against_the_majority_of_the_others() -> None:
+    labelled = {
+        1: {"ann": "y", "bob": "y", "cid": "n", "dan": "y"},  # ann's others: y, n, y -> y; cid's: y, y, y
+        2: {"ann": "n", "bob": "n", "cid": "y"},  # ann's others: n, y -> tie; cid's: n, n -> n
+        3: {"ann": "y", "bob": "y"},  # one other rater: too few
+        4: {"ann": "y", "bob": None, "cid": "y"},  # a missing label is no rater: too few
+    }
+    rows = {row.annotator: row for row in annotator_agreements(labelled, others_only=True, min_others=2)}
+    ann = rows["ann"]
+    assert (ann.n_judgements, ann.n_compared, ann.agreement_with_majority) == (4, 1, 1.0)
+    assert (ann.n_too_few, ann.n_ties) == (2, 1)
+    assert ann.reason == "2 units with fewer than 2 other raters; 1 unit on which the other raters tie"
+    assert (rows["cid"].n_compared, rows["cid"].agreement_with_majority) == (2, 0.0)
+    # dan's only unit: the others (y, y, n) have majority y, which dan chose
+    assert (rows["dan"].n_compared, rows["dan"].agreement_with_majority) == (1, 1.0)
+    # With the own vote in (the default) ann is compared on every unit, her own label counting for herself.
+    default = {row.annotator: row for row in annotator_agreements(labelled)}
+    assert (default["ann"].n_compared, default["ann"].n_too_few, default["ann"].reason) == (4, 0, "")
+
+
+def test_it_says_why_an_annotator_has_no_agreement_with_the_others() -> None:
+    labelled = {1: {"ann": "y", "bob": "n"}, 2: {"ann": "y", "bob": "y"}}
+    (ann, _) = annotator_agreements(labelled, others_only=True, min_others=2)
+    assert ann.agreement_with_majority is None and ann.n_compared == 0
+    assert ann.reason == "2 units with fewer than 2 other raters"
+    # One other rater is enough when asked: then bob's single label is the others' majority.
+    (ann, _) = annotator_agreements(labelled, others_only=True, min_others=1)
+    assert (ann.n_compared, ann.agreement_with_majority, ann.reason) == (2, 0.5, "")
+
+
+def test_it_leaves_the_own_vote_out_of_the_majority_and_agrees_with_the_slow_definition() -> None:
+    """Against a direct computation: for each label, majority_label of the unit's other labels."""
+    import random
+
+    rng = random.Random(3)
+    labelled = {
+        unit: {name: rng.choice(["a", "b", "c", None]) for name in rng.sample("pqrst", rng.randint(1, 5))}
+        for unit in range(400)
+    }
+    rows = {row.annotator: row for row in annotator_agreements(labelled, others_only=True, min_others=2)}
+    for name, row in rows.items():
+        compared = agreed = 0
+        for by_annotator in labelled.values():
+            own = by_annotator.get(name)
+            others = [label for other, label in by_annotator.items() if other != name and label is not None]
+            if own is None or len(others) < 2 or majority_label(others) is None:
+                continue
+            compared += 1
+            agreed += own == majority_label(others)
+        assert row.n_compared == compared and compared > 0
+        assert row.agreement_with_majority == pytest.approx(agreed / compared)
+
+
 # Gwet (2014), "Handbook of Inter-Rater Reliability", 4th ed.: 4 raters classify 12 subjects into 5
 # categories, no rater rates every subject. Re-entered from the irrCAC documentation of its `cac.raw4raters`
 # dataset (taken from the handbook), whose printed output gives AC1 0.77544 (p_a 0.81818, p_e 0.19032),

@@ -14,7 +14,13 @@ from django.urls import reverse
 from common import roles
 from corpus.models import Dataset
 from studies.models import Assignment, Study, StudyItem
-from studies.services.studies import assignment_submit, study_annotator_remove, study_annotators_add, study_create
+from studies.services.studies import (
+    StudySpec,
+    assignment_submit,
+    study_annotator_remove,
+    study_annotators_add,
+    study_create,
+)
 from tests.conftest import client_for, make_user
 
 pytestmark = pytest.mark.django_db
@@ -22,12 +28,14 @@ pytestmark = pytest.mark.django_db
 
 def _study(dataset: Dataset, annotators: list[AbstractUser], k: int, rita: AbstractUser) -> Study:
     return study_create(
-        name="join",
-        dataset=dataset,
-        tasks=["factuality"],
-        annotators=annotators,
-        annotators_per_item=k,
-        created_by=rita,
+        spec=StudySpec(
+            name="join",
+            dataset=dataset,
+            tasks=["factuality"],
+            annotators=annotators,
+            annotators_per_item=k,
+            created_by=rita,
+        )
     ).study
 
 
@@ -125,13 +133,15 @@ def test_it_extends_without_showing_the_new_annotator_a_summary_in_two_tasks(
     small_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, carol: AbstractUser, rita: AbstractUser
 ) -> None:
     study = study_create(
-        name="apart",
-        dataset=small_dataset,
-        tasks=["factuality", "sentence_consistency"],
-        annotators=[alice, bob],
-        annotators_per_item=1,
-        created_by=rita,
-        one_task_per_summary=True,
+        spec=StudySpec(
+            name="apart",
+            dataset=small_dataset,
+            tasks=["factuality", "sentence_consistency"],
+            annotators=[alice, bob],
+            annotators_per_item=1,
+            created_by=rita,
+            one_task_per_summary=True,
+        )
     ).study
     summaries = StudyItem.objects.filter(study_task__study=study).values("summary_id").distinct().count()
     added = study_annotators_add(study=study, annotators=[carol], extend=True)

@@ -16,7 +16,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from studies.models import Assignment, Judgement, Study
-from studies.services.studies import assignment_submit, study_create
+from studies.services.studies import StudySpec, assignment_submit, study_create
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for
 
@@ -47,12 +47,14 @@ def answers(web: Client, api: APIClient, assignment_id: int) -> dict[str, int]:
 def study(small_dataset: Any, alice: AbstractUser, bob: AbstractUser, carol: AbstractUser, rita: AbstractUser) -> Study:
     """rita's factuality study; alice, bob and carol each judge every item's summary in turn (k = 2)."""
     return study_create(
-        name="Access",
-        dataset=small_dataset,
-        tasks=["factuality"],
-        annotators=[alice, bob, carol],
-        annotators_per_item=2,
-        created_by=rita,
+        spec=StudySpec(
+            name="Access",
+            dataset=small_dataset,
+            tasks=["factuality"],
+            annotators=[alice, bob, carol],
+            annotators_per_item=2,
+            created_by=rita,
+        )
     ).study
 
 

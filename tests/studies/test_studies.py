@@ -12,7 +12,8 @@ from django.core.management import CommandError, call_command
 from common import roles
 from corpus.models import Dataset
 from studies.models import Assignment, StudyItem
-from studies.services.studies import assignments_distribute, study_create
+from studies.selectors.selection import ItemSelection
+from studies.services.studies import StudySpec, assignments_distribute, study_create
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -27,12 +28,14 @@ def test_it_gives_each_item_to_exactly_k_distinct_annotators_with_balanced_load(
     scored_dataset: Dataset, annotators: list[AbstractUser], rita: AbstractUser
 ) -> None:
     plan = study_create(
-        name="s",
-        dataset=scored_dataset,
-        tasks=["bertscore"],
-        annotators=annotators,
-        annotators_per_item=3,
-        created_by=rita,
+        spec=StudySpec(
+            name="s",
+            dataset=scored_dataset,
+            tasks=["bertscore"],
+            annotators=annotators,
+            annotators_per_item=3,
+            created_by=rita,
+        )
     )
     # 7 summaries, one empty (no score): 6 items.
     assert plan.items == 6 and plan.skipped == {"bertscore": 1}
@@ -49,14 +52,15 @@ def test_it_gives_each_item_to_exactly_k_distinct_annotators_with_balanced_load(
 def test_it_samples_a_seeded_random_subset(scored_dataset: Dataset, annotators: list[AbstractUser]) -> None:
     def sample(seed: int) -> list[int]:
         plan = study_create(
-            name=f"s{seed}",
-            dataset=scored_dataset,
-            tasks=["bertscore"],
-            annotators=annotators,
-            annotators_per_item=2,
-            created_by=None,
-            sample_size=3,
-            seed=seed,
+            spec=StudySpec(
+                name=f"s{seed}",
+                dataset=scored_dataset,
+                tasks=["bertscore"],
+                annotators=annotators,
+                annotators_per_item=2,
+                created_by=None,
+                selection=ItemSelection(mode="random", size=3, seed=seed),
+            )
         )
         return sorted(StudyItem.objects.filter(study_task__study=plan.study).values_list("summary_id", flat=True))
 
@@ -69,12 +73,14 @@ def test_it_tops_items_up_when_annotators_join_a_running_study(
     scored_dataset: Dataset, annotators: list[AbstractUser]
 ) -> None:
     plan = study_create(
-        name="s",
-        dataset=scored_dataset,
-        tasks=["bertscore"],
-        annotators=annotators[:2],
-        annotators_per_item=2,
-        created_by=None,
+        spec=StudySpec(
+            name="s",
+            dataset=scored_dataset,
+            tasks=["bertscore"],
+            annotators=annotators[:2],
+            annotators_per_item=2,
+            created_by=None,
+        )
     )
     study = plan.study
     study.annotators_per_item = 3
@@ -89,12 +95,14 @@ def test_it_tops_items_up_when_annotators_join_a_running_study(
 def test_it_refuses_fewer_annotators_than_k(scored_dataset: Dataset, annotators: list[AbstractUser]) -> None:
     with pytest.raises(ValidationError, match="3 annotators per item need at least that many annotators"):
         study_create(
-            name="s",
-            dataset=scored_dataset,
-            tasks=["bertscore"],
-            annotators=annotators[:2],
-            annotators_per_item=3,
-            created_by=None,
+            spec=StudySpec(
+                name="s",
+                dataset=scored_dataset,
+                tasks=["bertscore"],
+                annotators=annotators[:2],
+                annotators_per_item=3,
+                created_by=None,
+            )
         )
 
 
@@ -103,12 +111,14 @@ def test_it_asks_to_score_first(small_dataset: Dataset, annotators: list[Abstrac
         ValidationError, match=re.escape('no bertscore explanation; run: python manage.py score --dataset "small"')
     ):
         study_create(
-            name="s",
-            dataset=small_dataset,
-            tasks=["bertscore"],
-            annotators=annotators,
-            annotators_per_item=2,
-            created_by=None,
+            spec=StudySpec(
+                name="s",
+                dataset=small_dataset,
+                tasks=["bertscore"],
+                annotators=annotators,
+                annotators_per_item=2,
+                created_by=None,
+            )
         )
 
 

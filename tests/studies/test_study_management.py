@@ -25,6 +25,7 @@ from studies.selectors.studies import study_progress, study_task_progress
 from studies.services.examples import study_example_create
 from studies.services.imports import dataset_import
 from studies.services.studies import (
+    StudySpec,
     assignment_submit,
     assignments_reclaim,
     study_annotator_remove,
@@ -87,13 +88,15 @@ def test_it_chooses_the_controversial_items_optionally_of_short_documents(
             mode="controversial", size=size, human_score="Faithful", metrics=metrics, max_sentences=max_sentences
         )
         return study_create(
-            name="c",
-            dataset=scored_records,
-            tasks=["factuality"],
-            annotators=team[:1],
-            annotators_per_item=1,
-            created_by=None,
-            selection=selection,
+            spec=StudySpec(
+                name="c",
+                dataset=scored_records,
+                tasks=["factuality"],
+                annotators=team[:1],
+                annotators_per_item=1,
+                created_by=None,
+                selection=selection,
+            )
         ).study
 
     assert chosen(create(1)) == {("short2", "A")}
@@ -105,17 +108,19 @@ def test_it_chooses_the_controversial_items_optionally_of_short_documents(
     assert chosen(study) == {("short2", "A"), ("short1", "A"), ("long", "A")}
     assert study.selection["metrics"] == ["M", "explanation:qags_cloze"] and study.selection["size"] == 3
 
-    with pytest.raises(ValidationError, match="compares a human score with at least one metric"):
+    with pytest.raises(ValidationError, match="compares at least one metric score"):
         create(2, metrics=())
-    with pytest.raises(ValidationError, match="leaves no summaries"):
+    with pytest.raises(ValidationError, match="has the human score 'Nope'"):
         study_create(
-            name="none",
-            dataset=scored_records,
-            tasks=["factuality"],
-            annotators=team[:1],
-            annotators_per_item=1,
-            created_by=None,
-            selection=ItemSelection(mode="controversial", size=2, human_score="Nope", metrics=("M",)),
+            spec=StudySpec(
+                name="none",
+                dataset=scored_records,
+                tasks=["factuality"],
+                annotators=team[:1],
+                annotators_per_item=1,
+                created_by=None,
+                selection=ItemSelection(mode="controversial", size=2, human_score="Nope", metrics=("M",)),
+            )
         )
 
 
@@ -123,13 +128,15 @@ def test_it_keeps_every_summary_away_from_annotators_who_saw_it_in_another_task(
     small_dataset: Dataset, team: list[AbstractUser]
 ) -> None:
     plan = study_create(
-        name="one task per summary",
-        dataset=small_dataset,
-        tasks=["factuality", "feqa"],
-        annotators=team,
-        annotators_per_item=2,
-        created_by=None,
-        one_task_per_summary=True,
+        spec=StudySpec(
+            name="one task per summary",
+            dataset=small_dataset,
+            tasks=["factuality", "feqa"],
+            annotators=team,
+            annotators_per_item=2,
+            created_by=None,
+            one_task_per_summary=True,
+        )
     )
     seen: dict[int, list[int]] = defaultdict(list)
     for summary_id, annotator_id in Assignment.objects.filter(item__study_task__study=plan.study).values_list(
@@ -141,13 +148,15 @@ def test_it_keeps_every_summary_away_from_annotators_who_saw_it_in_another_task(
     assert max(load.values()) - min(load.values()) <= 1
     with pytest.raises(ValidationError, match="nobody seeing a summary in two tasks, need at least 4 annotators; 3"):
         study_create(
-            name="x",
-            dataset=small_dataset,
-            tasks=["factuality", "feqa"],
-            annotators=team[:3],
-            annotators_per_item=2,
-            created_by=None,
-            one_task_per_summary=True,
+            spec=StudySpec(
+                name="x",
+                dataset=small_dataset,
+                tasks=["factuality", "feqa"],
+                annotators=team[:3],
+                annotators_per_item=2,
+                created_by=None,
+                one_task_per_summary=True,
+            )
         )
 
 
@@ -155,13 +164,15 @@ def test_it_gives_untouched_work_to_someone_else_when_k_is_not_reached(
     small_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, carol: AbstractUser
 ) -> None:
     study = study_create(
-        name="r",
-        dataset=small_dataset,
-        tasks=["factuality"],
-        annotators=[alice, bob, carol],
-        annotators_per_item=1,
-        created_by=None,
-        reclaim_after_hours=2,
+        spec=StudySpec(
+            name="r",
+            dataset=small_dataset,
+            tasks=["factuality"],
+            annotators=[alice, bob, carol],
+            annotators_per_item=1,
+            created_by=None,
+            reclaim_after_hours=2,
+        )
     ).study
     alices = list(Assignment.objects.filter(item__study_task__study=study, annotator=alice).order_by("position"))
     assert len(alices) == 2
@@ -208,12 +219,14 @@ def test_it_hands_a_removed_annotators_open_items_to_the_others_and_keeps_their_
     small_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, carol: AbstractUser
 ) -> None:
     study = study_create(
-        name="rm",
-        dataset=small_dataset,
-        tasks=["factuality"],
-        annotators=[alice, bob, carol],
-        annotators_per_item=2,
-        created_by=None,
+        spec=StudySpec(
+            name="rm",
+            dataset=small_dataset,
+            tasks=["factuality"],
+            annotators=[alice, bob, carol],
+            annotators_per_item=2,
+            created_by=None,
+        )
     ).study
     carols = list(Assignment.objects.filter(item__study_task__study=study, annotator=carol).order_by("position"))
     assignment_submit(assignment=carols[0], user=carol, labels={"0": "no"})
@@ -245,13 +258,15 @@ def test_it_shows_annotated_examples_in_the_task_view_but_never_an_item_of_the_t
     small_dataset: Dataset, alice: AbstractUser, rita: AbstractUser
 ) -> None:
     study = study_create(
-        name="ex",
-        dataset=small_dataset,
-        tasks=["sentence_consistency", "bump"],
-        annotators=[alice],
-        annotators_per_item=1,
-        created_by=rita,
-        selection=ItemSelection(mode="random", size=2, seed=3),
+        spec=StudySpec(
+            name="ex",
+            dataset=small_dataset,
+            tasks=["sentence_consistency", "bump"],
+            annotators=[alice],
+            annotators_per_item=1,
+            created_by=rita,
+            selection=ItemSelection(mode="random", size=2, seed=3),
+        )
     ).study
     qags = study.tasks.get(task="sentence_consistency")
     items = set(qags.items.values_list("summary_id", flat=True))
@@ -311,7 +326,7 @@ def test_it_creates_and_runs_a_study_from_the_researchers_pages(
         "guidelines_feqa": "Read the sentence alone first.",
     }
     missing_n = client.post(reverse("study_new"), {**form, "sample_size": ""})
-    assert "A controversial selection needs n." in missing_n.content.decode()
+    assert "A controversial selection needs n, a number of items" in missing_n.content.decode()
     created = client.post(reverse("study_new"), form)
     study = Study.objects.get(name="Web study")
     assert created.url == reverse("study_detail", args=[study.pk])

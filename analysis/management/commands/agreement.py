@@ -16,6 +16,8 @@ from analysis.selectors.analysis_groups import (
 from common.validation import InputError
 from corpus.selectors import dataset_by_name
 from stats.agreement import LEVELS
+from stats.crowd_quality import MAJORITY
+from stats.crowd_quality import METHODS as AGGREGATION_METHODS
 from studies.models import Study, StudyTask
 
 NAMES = {
@@ -74,6 +76,13 @@ class Command(BaseCommand):
             "threshold), or 'tuned': the balanced-accuracy threshold against the human majority (two-label tasks; "
             "tuned on meta split 'val', else by seeded cross-validation); once for every metric or once per "
             "--metric-rater",
+        )
+        parser.add_argument(
+            "--aggregation",
+            choices=AGGREGATION_METHODS,
+            default=MAJORITY,
+            help="metric raters: the human reference label the metric is compared with and tuned against: the "
+            "majority vote (default) or a crowd model's label (docs/CROWD_CHECKS.md)",
         )
         parser.add_argument(
             "--span-unit",
@@ -142,6 +151,7 @@ class Command(BaseCommand):
                     weights=options["weights"],
                     dont_know_as_incorrect=options["dont_know_as_incorrect"],
                     seed=options["seed"],
+                    aggregation=options["aggregation"],
                 )
         except AnalysisError as exc:
             raise CommandError(str(exc)) from exc
@@ -179,7 +189,7 @@ class Command(BaseCommand):
         for row in data.get("metric_raters", []):
             self.stdout.write(
                 f"{row['metric']}: humans {_value(row['humans']['value'])}, with the metric "
-                f"{_value(row['with_metric']['value'])}, metric vs majority "
+                f"{_value(row['with_metric']['value'])}, metric vs {row['aggregation']} "
                 f"{_value(row['majority']['coefficient']['value'])} ({row['n_items']} items, "
                 f"{row['n_missing']} without a score)"
             )

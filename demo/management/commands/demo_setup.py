@@ -21,6 +21,7 @@ from common import roles
 from common.progress import progress_bar, progress_iter
 from corpus.importers import parse
 from corpus.models import Dataset, Summary
+from corpus.selectors import DatasetNotFound, dataset_by_name
 from protocols.tasks import get_task
 from scoring.services import explanations_compute_many
 from stats.spans import Span
@@ -29,7 +30,7 @@ from studies.models import Judgement, Study, StudyItem, StudyTask
 from studies.selectors.selection import ItemSelection
 from studies.services.examples import study_example_annotate, study_example_create
 from studies.services.imports import dataset_import
-from studies.services.studies import study_create
+from studies.services.studies import StudySpec, study_create
 
 DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo" / "xsum_demo.jsonl"
 DEMO_DATASET = "XSum demo"
@@ -67,8 +68,9 @@ class Command(BaseCommand):
         parser.add_argument("--items", type=int, default=12, help="summaries in the demo study")
 
     def handle(self, *args: Any, url: str, items: int, **options: Any) -> None:
-        dataset = Dataset.objects.filter(name=DEMO_DATASET).first()
-        if dataset is None:
+        try:
+            dataset = dataset_by_name(name=DEMO_DATASET)
+        except DatasetNotFound:
             self.stdout.write(f"Importing {DEMO_FILE.relative_to(settings.BASE_DIR)} ...")
             dataset = dataset_import(name=DEMO_DATASET, batch=parse("jsonl", DEMO_FILE), progress=progress_iter).dataset
         # The explanations the annotation tasks show (BERTScore words, top-k entailment, QAGS questions).
@@ -87,37 +89,41 @@ class Command(BaseCommand):
                 )
         if not Study.objects.filter(name=DEMO_STUDY, dataset=dataset).exists():
             plan = study_create(
-                name=DEMO_STUDY,
-                dataset=dataset,
-                tasks=["bertscore"],
-                annotators=list(users.filter(username__in=["alice", "bob", "carol"])),
-                annotators_per_item=2,
-                created_by=users.get(username="rita"),
-                sample_size=items,
-                seed=1,
+                spec=StudySpec(
+                    name=DEMO_STUDY,
+                    dataset=dataset,
+                    tasks=["bertscore"],
+                    annotators=list(users.filter(username__in=["alice", "bob", "carol"])),
+                    annotators_per_item=2,
+                    created_by=users.get(username="rita"),
+                    selection=ItemSelection(mode="random", size=items, seed=1),
+                )
             )
             self.stdout.write(f"Created '{DEMO_STUDY}': {plan.items} items, {plan.assignments} assignments.")
         annotators = list(users.filter(username__in=["alice", "bob", "carol"]))
         researcher = users.get(username="rita")
         if not Study.objects.filter(name=DEMO_PROTOCOLS, dataset=dataset).exists():
             explained = [task for task in EXPLAINED_TASKS if _explained(dataset, task)]
+            tasks = [*PROTOCOL_TASKS, *explained]
             plan = study_create(
-                name=DEMO_PROTOCOLS,
-                dataset=dataset,
-                tasks=[*PROTOCOL_TASKS, *explained],
-                annotators=annotators,
-                annotators_per_item=2,
-                created_by=researcher,
-                # Thesis 5.2: the items where the human score and the metrics disagree most, short documents.
-                selection=ItemSelection(
-                    mode="controversial",
-                    size=4,
-                    human_score="Faithful",
-                    metrics=("BERTScore", "Entailment", "QAGS"),
-                    max_sentences=15,
-                ),
-                guidelines=DEMO_GUIDELINES,
-                reclaim_after_hours=72,
+                spec=StudySpec(
+                    name=DEMO_PROTOCOLS,
+                    dataset=dataset,
+                    tasks=tasks,
+                    annotators=annotators,
+                    annotators_per_item=2,
+                    created_by=researcher,
+                    # Thesis 5.2: the items where the human score and the metrics disagree most, short documents.
+                    selection=ItemSelection(
+                        mode="controversial",
+                        size=4,
+                        human_score="Faithful",
+                        metrics=("BERTScore", "Entailment", "QAGS"),
+                        max_sentences=15,
+                    ),
+                    guidelines={task: DEMO_GUIDELINES[task] for task in tasks if task in DEMO_GUIDELINES},
+                    reclaim_after_hours=72,
+                )
             )
             examples = demo_examples_from_crowd_spans(plan.study, researcher)
             self.stdout.write(
@@ -125,15 +131,16 @@ class Command(BaseCommand):
             )
         if not Study.objects.filter(name=DEMO_BUMP, dataset=dataset).exists():
             plan = study_create(
-                name=DEMO_BUMP,
-                dataset=dataset,
-                tasks=["bump"],
-                annotators=annotators,
-                annotators_per_item=1,
-                created_by=researcher,
-                sample_size=6,
-                seed=1,
-                guidelines=DEMO_GUIDELINES,
+                spec=StudySpec(
+                    name=DEMO_BUMP,
+                    dataset=dataset,
+                    tasks=["bump"],
+                    annotators=annotators,
+                    annotators_per_item=1,
+                    created_by=researcher,
+                    guidelines={"bump": DEMO_GUIDELINES["bump"]},
+                    selection=ItemSelection(mode="random", size=6, seed=1),
+                )
             )
             self.stdout.write(f"Created '{DEMO_BUMP}': {plan.items} items, {plan.assignments} assignments.")
 

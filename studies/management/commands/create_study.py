@@ -1,15 +1,17 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from common.validation import errors_by_field
 from corpus.selectors import dataset_by_name
-from protocols.tasks import STUDY_TASKS
-from studies.selectors.selection import ItemSelection
-from studies.services.studies import study_create
+from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS
+from studies.selectors.selection import item_selection
+from studies.services.studies import StudySpec, study_create
 
 
 class Command(BaseCommand):
@@ -18,7 +20,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--name", required=True)
-        parser.add_argument("--task", action="append", choices=STUDY_TASKS, required=True)
+        parser.add_argument("--task", action="append", required=True, help=f"repeat; from: {', '.join(STUDY_TASKS)}")
         parser.add_argument("--annotators", required=True, help="comma-separated usernames")
         parser.add_argument("--k", type=int, default=3, help="annotators per item")
         parser.add_argument("--sample", type=int, help="a random sample of this many summaries (default: all)")
@@ -42,13 +44,27 @@ class Command(BaseCommand):
         )
         parser.add_argument("--reclaim-after-hours", type=int, help="give untouched assignments to others after this")
         parser.add_argument("--researcher", help="username of the researcher who owns the study")
+        parser.add_argument(
+            "--guidelines",
+            action="append",
+            default=[],
+            metavar="TASK=FILE",
+            help="a task's guidelines, read from a UTF-8 text file (repeat per task)",
+        )
+        parser.add_argument("--bump-mode", default="taxonomy", help=f"BUMP task: {' or '.join(BUMP_MODES)}")
+        parser.add_argument(
+            "--bump-error-type",
+            action="append",
+            help=f"BUMP task, taxonomy mode: an error type (repeat; default: all of {', '.join(BUMP_ERROR_TYPES)})",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        """Parses the options into a StudySpec; study_create checks it, and its errors are printed by field."""
         users = get_user_model().objects
         dataset = dataset_by_name(name=options["dataset"])
         names = [name.strip() for name in options["annotators"].split(",") if name.strip()]
         annotators = list(users.filter(username__in=names))
-        unknown = sorted(set(names) - {user.username for user in annotators})
+        unknown = sorted(set(names) - {user.get_username() for user in annotators})
         if unknown:
             raise CommandError(f"Unknown annotators: {', '.join(unknown)}")
         researcher = None
@@ -56,27 +72,35 @@ class Command(BaseCommand):
             researcher = users.filter(username=options["researcher"]).first()
             if researcher is None:
                 raise CommandError(f"Unknown researcher {options['researcher']!r}")
+        tasks = options["task"]
+        guidelines = dict(self._guidelines(option) for option in options["guidelines"])
+        controversial, sample = options["controversial"], options["sample"]
+        bump = {"mode": options["bump_mode"], "error_types": options["bump_error_type"] or list(BUMP_ERROR_TYPES)}
+        spec = StudySpec(
+            name=options["name"],
+            dataset=dataset,
+            tasks=tasks,
+            annotators=annotators,
+            annotators_per_item=options["k"],
+            created_by=researcher,
+            selection=item_selection(
+                mode="controversial" if controversial is not None else "random" if sample is not None else "all",
+                size=controversial if controversial is not None else sample,
+                seed=options["seed"],
+                human_score=options["human_score"],
+                metrics=options["metric"],
+                max_sentences=options["max_sentences"],
+            ),
+            guidelines=guidelines,
+            task_options={"bump": bump} if "bump" in tasks else {},
+            one_task_per_summary=options["one_task_per_summary"],
+            reclaim_after_hours=options["reclaim_after_hours"],
+        )
         try:
-            plan = study_create(
-                name=options["name"],
-                dataset=dataset,
-                tasks=options["task"],
-                annotators=annotators,
-                annotators_per_item=options["k"],
-                created_by=researcher,
-                selection=ItemSelection(
-                    mode="controversial" if options["controversial"] else "random" if options["sample"] else "all",
-                    size=options["controversial"] or options["sample"],
-                    seed=options["seed"],
-                    human_score=options["human_score"],
-                    metrics=tuple(options["metric"]),
-                    max_sentences=options["max_sentences"],
-                ),
-                one_task_per_summary=options["one_task_per_summary"],
-                reclaim_after_hours=options["reclaim_after_hours"],
-            )
+            plan = study_create(spec=spec)
         except ValidationError as exc:
-            raise CommandError("; ".join(exc.messages)) from exc
+            lines = [f"{field}: {message}" for field, messages in errors_by_field(exc).items() for message in messages]
+            raise CommandError("\n".join(lines)) from exc
         self.stdout.write(
             f"study {plan.study.pk} '{plan.study.name}': {plan.items} items, {plan.assignments} assignments"
         )
@@ -84,3 +108,13 @@ class Command(BaseCommand):
             self.stdout.write(f"{task}: {count} summaries skipped (nothing to judge or no score)")
         for note in plan.notes:
             self.stdout.write(note)
+
+    @staticmethod
+    def _guidelines(option: str) -> tuple[str, str]:
+        task, separator, path = option.partition("=")
+        if not separator or not task or not path:
+            raise CommandError(f"--guidelines {option!r}: give TASK=FILE")
+        try:
+            return task, Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"--guidelines {option!r}: cannot read {path}: {exc}") from exc
