@@ -23,6 +23,11 @@ def users_named(*, usernames: Sequence[str]) -> list[Any]:
     return list(get_user_model().objects.filter(username__in=list(usernames)))
 
 
+def user_get(*, user_id: int) -> Any:
+    """One account by id; raises the user model's DoesNotExist."""
+    return get_user_model().objects.get(pk=user_id)
+
+
 def annotator_accounts() -> QuerySet[Any]:
     """Active accounts with the annotator role: who may be given a study's items."""
     return get_user_model().objects.filter(groups__name=roles.ANNOTATOR, is_active=True).order_by("username")

@@ -8,13 +8,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.selectors import user_get
 from common.validation import MAX_ID, InputError, bounded_int
 from common.views import researcher_required
 from corpus.models import Dataset
@@ -146,7 +146,10 @@ def study_annotators(request: HttpRequest, study_id: int) -> HttpResponse:
     try:
         if "remove" in request.POST:
             user_id = bounded_int(request.POST["remove"], field="remove", minimum=1, maximum=MAX_ID)
-            annotator = get_object_or_404(get_user_model(), pk=user_id)
+            try:
+                annotator = user_get(user_id=user_id)
+            except ObjectDoesNotExist:
+                raise Http404("No such account.") from None
             moved = study_annotator_remove(study=study, annotator=annotator)
             messages.success(request, f"Removed {annotator.get_username()}; {moved} items handed to others.")
         else:
