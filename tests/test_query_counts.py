@@ -13,9 +13,8 @@ from django.urls import reverse
 
 from corpus.models import Dataset, Summary
 from studies.models import Assignment, Study
-from studies.selectors.selection import ItemSelection
 from studies.services.studies import StudySpec, assignment_skip, assignment_submit, study_create
-from tests.conftest import client_for, units_of
+from tests.conftest import client_for, study_with_spare_summaries, units_of
 
 pytestmark = pytest.mark.django_db
 
@@ -188,23 +187,7 @@ def test_it_keeps_the_save_endpoints_and_the_examples_query_count_flat(
     for kind, count in (("api_assignment_draft", DRAFT_QUERIES), ("api_assignment_submit", SUBMIT_QUERIES)):
         assert queries(save(kind, small)) == queries(save(kind, large)) == count, kind
 
-    study = study_create(
-        spec=StudySpec(
-            name="with examples",
-            dataset=task_study.dataset,
-            tasks=["factuality"],
-            annotators=[alice],
-            annotators_per_item=1,
-            created_by=rita,
-            selection=ItemSelection(mode="random", size=2, seed=1),
-        )
-    ).study
-    study_task = study.tasks.get()
-    spare = list(
-        Summary.objects.filter(document__dataset=study.dataset)
-        .exclude(study_items__study_task=study_task)
-        .exclude(text="")
-    )
+    study, study_task, spare = study_with_spare_summaries(task_study.dataset, alice, rita)
     item = Assignment.objects.filter(item__study_task=study_task, annotator=alice).first()
 
     def add_example(summary: Summary) -> None:

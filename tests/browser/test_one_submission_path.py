@@ -9,13 +9,11 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.urls import reverse
 
-from corpus.models import Dataset, Summary
+from corpus.models import Dataset
 from studies.models import Assignment, Judgement, Study
-from studies.selectors.selection import ItemSelection
 from studies.services.examples import study_example_create
-from studies.services.studies import StudySpec, study_create
 from tests.browser.conftest import open_as
-from tests.conftest import units_of
+from tests.conftest import study_with_spare_summaries, units_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -49,20 +47,8 @@ def test_it_saves_an_annotators_draft_and_submission_through_the_api(
 def test_it_stores_a_researchers_example_item_through_the_api_and_goes_back_to_the_examples(
     live_server: Any, page: Any, scored_dataset: Dataset, alice: AbstractUser, rita: AbstractUser
 ) -> None:
-    study = study_create(
-        spec=StudySpec(
-            name="with an example",
-            dataset=scored_dataset,
-            tasks=["factuality"],
-            annotators=[alice],
-            annotators_per_item=1,
-            created_by=rita,
-            selection=ItemSelection(mode="random", size=2, seed=1),
-        )
-    ).study
-    study_task = study.tasks.get()
-    spare = Summary.objects.filter(document__dataset=scored_dataset).exclude(study_items__study_task=study_task)
-    example = study_example_create(study_task=study_task, summary=spare.exclude(text="").first(), user=rita)
+    study, study_task, spare = study_with_spare_summaries(scored_dataset, alice, rita)
+    example = study_example_create(study_task=study_task, summary=spare[0], user=rita)
     sent = posts(page)
     open_as(page, live_server.url, rita, reverse("study_example_annotate", args=[study.pk, example.pk]))
     page.wait_for_selector(".choice")
