@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from analysis.views import analysis, browse, inspect
 from analysis.views import studies as study_pages
@@ -75,4 +75,6 @@ urlpatterns = [
     # The inspector (analysis/views/inspect.py).
     path("summaries/<int:summary_id>/", inspect.summary_inspect, name="summary_inspect"),
     path("summaries/compare/", inspect.summary_compare, name="summary_compare"),
+    # Crowd studies: a worker's pages under the public link (crowd/urls.py).
+    path("crowd/", include("crowd.urls")),
 ]

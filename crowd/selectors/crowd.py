@@ -1,0 +1,55 @@
+"""Reads of crowd studies and their workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from crowd.models import CrowdStudy, CrowdWorker, TrainingItem
+
+
+def crowd_study_by_key(*, key: str) -> CrowdStudy | None:
+    """The crowd study whose public link holds `key` (None: no such link)."""
+    if not isinstance(key, str) or not 1 <= len(key) <= CrowdStudy._meta.get_field("key").max_length:
+        return None
+    return CrowdStudy.objects.select_related("study").filter(key=key).first()
+
+
+def crowd_study_of(*, study_id: int) -> CrowdStudy | None:
+    return CrowdStudy.objects.select_related("study").filter(study_id=study_id).first()
+
+
+def crowd_worker_get(*, worker_id: Any, user_id: Any) -> CrowdWorker | None:
+    """The crowd worker of a session: both ids must agree (a session of another account is no worker's)."""
+    if not isinstance(worker_id, int) or not isinstance(user_id, int):
+        return None
+    return (
+        CrowdWorker.objects.select_related("crowd_study__study", "participation", "user")
+        .filter(pk=worker_id, user_id=user_id)
+        .first()
+    )
+
+
+def crowd_worker_is_active(*, worker_id: Any) -> bool:
+    return isinstance(worker_id, int) and CrowdWorker.objects.filter(pk=worker_id, status="active").exists()
+
+
+def training_item_current(*, worker: CrowdWorker) -> TrainingItem | None:
+    """The first training item the worker has not answered in this attempt."""
+    answered = [int(key) for key in worker.training_answers]
+    return (
+        TrainingItem.objects.filter(crowd_study_id=worker.crowd_study_id)
+        .exclude(pk__in=answered)
+        .select_related("document")
+        .order_by("position", "pk")
+        .first()
+    )
+
+
+def training_items_count(*, worker: CrowdWorker) -> int:
+    return TrainingItem.objects.filter(crowd_study_id=worker.crowd_study_id).count()
+
+
+def crowd_workers(*, crowd: CrowdStudy) -> QuerySet[CrowdWorker]:
+    return CrowdWorker.objects.filter(crowd_study=crowd).select_related("participation").order_by("started_at", "pk")
