@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
+from django.urls import reverse
 
 from crowd.models import CrowdStudy, CrowdWorker, TrainingItem
 
@@ -14,6 +16,11 @@ def crowd_study_by_key(*, key: str) -> CrowdStudy | None:
     if not isinstance(key, str) or not 1 <= len(key) <= CrowdStudy._meta.get_field("key").max_length:
         return None
     return CrowdStudy.objects.select_related("study").filter(key=key).first()
+
+
+def crowd_public_link(*, crowd: CrowdStudy) -> str:
+    """The study's public link as workers open it: SITE_URL and /crowd/<key>/."""
+    return settings.SITE_URL.rstrip("/") + reverse("crowd_start", args=[crowd.key])
 
 
 def crowd_study_of(*, study_id: int) -> CrowdStudy | None:

@@ -75,7 +75,7 @@ class CrowdSpec:
     worker_param: str = ""  # empty: the platform's (PLATFORM_PARAMS)
     study_param: str | None = None  # None: the platform's
     session_param: str | None = None
-    phases: Sequence[str] = PHASES
+    phases: Sequence[str] = PHASES  # a phase without content (no consent text, no gold items) is passed over
     consent_text: str = ""
     instructions: str = ""
     pre_survey: Sequence[Mapping[str, Any]] = ()
@@ -241,8 +241,6 @@ def crowd_spec_check(*, spec: CrowdSpec, tasks: Sequence[str]) -> CrowdSpec:
         problem("phases", "The phases include annotation and end with the end page.")
     for key, text in (("consent_text", spec.consent_text), ("instructions", spec.instructions)):
         problem(key, _text(text, what=key.replace("_", " "), max_chars=MAX_TEXT_CHARS))
-    if "consent" in phases and isinstance(spec.consent_text, str) and not spec.consent_text.strip():
-        problem("consent_text", "The consent phase needs the consent text (or leave the phase out).")
     surveys = {}
     for key in ("pre_survey", "post_survey"):
         try:
@@ -272,8 +270,6 @@ def crowd_spec_check(*, spec: CrowdSpec, tasks: Sequence[str]) -> CrowdSpec:
         problem("training_value", f"At least {spec.training_value} correct of {len(spec.training)} training items.")
     if not _whole(spec.training_attempts) or not 1 <= spec.training_attempts <= 10:
         problem("training_attempts", "Attempts: 1 to 10.")
-    if "training" in phases and not spec.training:
-        problem("training", "The training phase needs gold items (or leave the phase out).")
 
     rate = spec.check_rate
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate) or not 0 <= rate <= 0.5:

@@ -4,15 +4,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.urls import reverse
 
 from common.validation import errors_by_field
 from corpus.selectors import dataset_by_name
 from crowd.parsing import crowd_spec_parse
+from crowd.selectors.crowd import crowd_public_link
 from crowd.services.studies import crowd_study_create
 from protocols.attention import CheckFileError, researcher_checks
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS
@@ -141,8 +140,7 @@ class Command(BaseCommand):
             self.stdout.write(note)
         if crowd is not None:
             self.stdout.write(f"{crowd_plan.checks} attention check items")
-            link = settings.SITE_URL.rstrip("/") + reverse("crowd_start", args=[crowd_plan.crowd.key])
-            self.stdout.write(f"Public link: {link}")
+            self.stdout.write(f"Public link: {crowd_public_link(crowd=crowd_plan.crowd)}")
 
     @staticmethod
     def _crowd_spec(options: dict[str, Any]) -> Any:
