@@ -1,6 +1,6 @@
 from django.urls import path
 
-from crowd.views import worker
+from crowd.views import researcher, worker
 
 # A crowd worker's pages under the study's public link /crowd/<key>/ (the link key, not the study's id).
 urlpatterns = [
@@ -14,4 +14,12 @@ urlpatterns = [
     path("<str:key>/after/", worker.crowd_post_survey, name="crowd_post_survey"),
     path("<str:key>/end/", worker.crowd_end, name="crowd_end"),
     path("<str:key>/paste/", worker.crowd_paste, name="crowd_paste"),
+]
+
+# A researcher's pages of public studies, under /studies/.
+researcher_urlpatterns = [
+    path("new/public/", researcher.crowd_study_new, name="crowd_study_new"),
+    path("<int:study_id>/crowd/", researcher.crowd_study, name="crowd_study"),
+    path("<int:study_id>/crowd/public/", researcher.crowd_study_public, name="crowd_study_public"),
+    path("<int:study_id>/crowd/surveys.<str:format_name>", researcher.crowd_survey_export, name="crowd_survey_export"),
 ]

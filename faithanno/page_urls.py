@@ -3,6 +3,7 @@ from django.urls import include, path
 from analysis.views import analysis, browse, inspect
 from analysis.views import studies as study_pages
 from common import views as common
+from crowd.urls import researcher_urlpatterns as crowd_researcher_urls
 from studies.views import annotate, imports, studies
 
 urlpatterns = [
@@ -77,4 +78,5 @@ urlpatterns = [
     path("summaries/compare/", inspect.summary_compare, name="summary_compare"),
     # Crowd studies: a worker's pages under the public link (crowd/urls.py).
     path("crowd/", include("crowd.urls")),
+    path("studies/", include(crowd_researcher_urls)),
 ]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.urls import reverse
 
 from crowd.models import CrowdStudy, CrowdWorker, TrainingItem
@@ -60,3 +61,34 @@ def training_items_count(*, worker: CrowdWorker) -> int:
 
 def crowd_workers(*, crowd: CrowdStudy) -> QuerySet[CrowdWorker]:
     return CrowdWorker.objects.filter(crowd_study=crowd).select_related("participation").order_by("started_at", "pk")
+
+
+def crowd_worker_counts(*, crowd: CrowdStudy) -> dict[str, int]:
+    """How many workers are at each status (every status listed, 0 when none)."""
+    counts = dict(
+        CrowdWorker.objects.filter(crowd_study=crowd)
+        .order_by()
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    return {status: counts.get(status, 0) for status in CrowdWorker.Status.values}
+
+
+SURVEY_FIELDS = ("worker_id", "platform", "status", "survey", "question", "answer")
+
+
+def survey_answer_rows(*, crowd: CrowdStudy) -> Iterator[dict[str, Any]]:
+    """One row per answer of every worker to the pre- and post-survey (multiple choices joined by '; ')."""
+    workers = crowd_workers(crowd=crowd).only("status", "survey_answers", "participation__external_id")
+    for worker in workers.iterator(chunk_size=500):
+        for survey in ("pre_survey", "post_survey"):
+            for question, answer in (worker.survey_answers.get(survey) or {}).items():
+                yield {
+                    "worker_id": worker.participation.external_id,
+                    "platform": crowd.platform,
+                    "status": worker.status,
+                    "survey": survey,
+                    "question": question,
+                    "answer": "; ".join(answer) if isinstance(answer, list) else answer,
+                }
