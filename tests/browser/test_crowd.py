@@ -185,3 +185,24 @@ def test_it_resumes_a_worker_who_returns_mid_study(
     finally:
         later.close()
     assert Assignment.objects.filter(annotator=first.annotator).count() == 2
+
+
+def test_it_finds_no_serious_violation_on_the_researchers_crowd_pages_and_the_refusals(
+    live_server: Any, page: Any, small_dataset: Dataset, rita: AbstractUser
+) -> None:
+    from tests.browser.conftest import open_as
+
+    crowd = public_study(small_dataset, rita, live_server.url)
+    page.goto(f"{live_server.url}/crowd/{crowd.key}/")  # no worker id: a page that says what to do
+    assert "participant id is missing" in page.locator("#refused").inner_text()
+    assert serious_violations(page) == []
+    open_as(page, live_server.url, rita, f"/studies/new/public/?dataset={small_dataset.pk}")
+    assert page.locator("#create-public-study").is_visible()
+    assert serious_violations(page) == []
+    page.goto(f"{live_server.url}/studies/{crowd.study_id}/crowd/")
+    assert page.locator("#public-link").inner_text().endswith(f"/crowd/{crowd.key}/")
+    assert serious_violations(page) == []
+    page.locator("#toggle-public").click()
+    page.wait_for_selector("text=The link is closed")
+    crowd.refresh_from_db()
+    assert not crowd.public
