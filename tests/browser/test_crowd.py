@@ -206,3 +206,34 @@ def test_it_finds_no_serious_violation_on_the_researchers_crowd_pages_and_the_re
     page.wait_for_selector("text=The link is closed")
     crowd.refresh_from_db()
     assert not crowd.public
+
+
+def test_it_records_a_paste_into_an_explanation_and_warns_about_short_ones(
+    live_server: Any, page: Any, small_dataset: Dataset, rita: AbstractUser
+) -> None:
+    crowd = public_study(
+        small_dataset,
+        rita,
+        live_server.url,
+        tasks=("sentence_consistency",),
+        phases=["annotation", "end"],
+        consent_text="",
+        training=[],
+        check_rate=0,
+        min_explanation_chars=12,
+    )
+    open_link(page, live_server.url, crowd)
+    assignment = current_assignment(page)
+    for number in range(len(assignment.item.summary.sentences) or 1):
+        page.keyboard.press("1")
+        page.keyboard.press("e")
+        if number == 0:
+            page.evaluate("document.activeElement.dispatchEvent(new Event('paste', {bubbles: true}))")
+        page.keyboard.type("ok")
+        page.keyboard.press("Escape")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(lambda url: f"/annotate/{assignment.pk}/" not in url)
+    current_assignment(page)
+    notices = page.locator(".messages").inner_text()
+    assert "explanation shorter than the minimum" in notices and "pasted into an explanation" in notices
+    assert CrowdItemRecord.objects.get(assignment=assignment).paste_events == 1

@@ -25,7 +25,9 @@ TRAINING = [
 ]
 
 
-def crowd_study_make(dataset: Dataset, researcher: AbstractUser | None, **crowd: Any) -> CrowdPlan:
+def crowd_study_make(
+    dataset: Dataset, researcher: AbstractUser | None, tasks: tuple[str, ...] = ("factuality",), **crowd: Any
+) -> CrowdPlan:
     """rita's public factuality study (k = 2): consent, both surveys, two gold items (all must be right, two
     attempts), every second item an attention check, at most 4 real items a worker."""
     settings: dict[str, Any] = {
@@ -44,7 +46,7 @@ def crowd_study_make(dataset: Dataset, researcher: AbstractUser | None, **crowd:
         spec=StudySpec(
             name="Crowd study",
             dataset=dataset,
-            tasks=["factuality"],
+            tasks=list(tasks),
             annotators=[],
             annotators_per_item=2,
             created_by=researcher,
