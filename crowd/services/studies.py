@@ -18,7 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from common.validation import InputError, printable, storable_text
-from corpus.models import Document, Summary
+from corpus.models import Dataset, Document, Summary
 from crowd.models import ANNOTATION, END, PHASES, CrowdCheck, CrowdStudy, TrainingItem
 from protocols.attention import FUSION, GENERATED_KINDS, RESEARCHER, VERBATIM, Mention, attention_checks
 from protocols.decisions import Thresholds
@@ -395,16 +395,48 @@ def _researcher_checks(study: Study, spec: CrowdSpec) -> list[_Check]:
     ]
 
 
+CHECKS_FORMAT = "crowd checks"
+
+
+def _checks_dataset(study: Study, documents: Sequence[Document]) -> dict[int, Document]:
+    """Copies of the checks' documents in a dataset of the study's checks of their own, so that the check
+    summaries never join the study's dataset (its summaries, analyses and downloads stay as imported).
+    Returns original document id -> copy."""
+    name = f"{study.dataset.name[:120]} · attention checks of study {study.pk}"
+    dataset = Dataset.objects.create(
+        name=name,
+        source_format=CHECKS_FORMAT,
+        description=f"The attention-check summaries of the public study {study.name!r}, on copies of its documents.",
+    )
+    unique = {document.pk: document for document in documents}
+    copies = Document.objects.bulk_create(
+        [
+            Document(
+                dataset=dataset,
+                external_id=document.external_id,
+                title=document.title,
+                text=document.text,
+                sentences=document.sentences,
+                meta={"copy_of": document.pk},
+            )
+            for document in unique.values()
+        ]
+    )
+    return {original: copy for original, copy in zip(unique, copies, strict=True)}
+
+
 def _checks_store(study: Study, checks: Sequence[_Check]) -> int:
-    """Each check becomes a summary of its document and an item of every task that grades checks."""
+    """Each check becomes a summary (of a copy of its document, _checks_dataset) and an item of every task
+    that grades checks."""
     tasks = _check_tasks(study)
     if not tasks or not checks:
         return 0
+    copies = _checks_dataset(study, [check.document for check in checks])
     summaries = Summary.objects.bulk_create(
         [
             Summary(
-                document=check.document,
-                external_id=f"crowd-check-{study.pk}-{number}",
+                document=copies[check.document.pk],
+                external_id=f"check-{number}",
                 system="crowd attention check",
                 text=check.summary,
                 sentences=[[0, len(check.summary)]],

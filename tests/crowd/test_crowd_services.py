@@ -8,7 +8,7 @@ from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from common import roles
-from corpus.models import Dataset
+from corpus.models import Dataset, Document, Summary
 from crowd.models import CrowdCheck, CrowdItemRecord, CrowdStudy, CrowdWorker
 from crowd.services.assignment import check_due, crowd_item_next, crowd_paste_record, crowd_work_evaluate
 from crowd.services.workers import (
@@ -64,6 +64,11 @@ def test_it_creates_a_public_study_that_needs_no_annotators(crowd: CrowdStudy) -
     checks = CrowdCheck.objects.filter(item__study_task__study=study)
     assert {check.expected for check in checks} == {"faithful", "unfaithful"}
     assert {check.kind for check in checks} <= {"verbatim", "fusion"}
+    # The check summaries live on copies of the documents, in a dataset of their own: the study's stays as it was.
+    assert not Summary.objects.filter(document__dataset=study.dataset, meta__crowd_check=study.pk).exists()
+    copies = {check.item.summary.document for check in checks}
+    assert {d.dataset.source_format for d in copies} == {"crowd checks"}
+    assert all(d.text == Document.objects.get(pk=d.meta["copy_of"]).text for d in copies)
 
 
 def test_it_refuses_bad_crowd_settings_by_field_and_writes_nothing(small_dataset: Dataset, rita: AbstractUser) -> None:
