@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
 from common.error_pages import error_response
+from common.views import API_PATH
 from crowd.selectors.crowd import crowd_worker_is_active
 from crowd.session import session_key, session_worker_id
 
@@ -52,6 +53,9 @@ class CrowdSessionMiddleware:
             return None
         if name in TO_PHASE and request.method == "GET":
             return redirect("crowd_next", key=key)
-        if name in FRAME and crowd_worker_is_active(worker_id=worker_id):
-            return None
+        if name in FRAME:
+            if crowd_worker_is_active(worker_id=worker_id):
+                return None
+            if request.method == "GET" and not request.path_info.startswith(API_PATH):
+                return redirect("crowd_go", key=key)  # the session has ended: its end page
         return error_response(request, 403, "A study participant's session reaches only the study.")

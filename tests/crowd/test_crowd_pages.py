@@ -155,3 +155,30 @@ def test_it_refuses_the_crowd_pages_to_a_session_without_a_worker(
     client.force_login(alice)
     answer = client.get(f"/crowd/{crowd.key}/next/")
     assert answer.status_code == 403 and b"Open the study from your platform" in answer.content
+
+
+def test_it_limits_arrivals_per_address_and_answers_per_worker(client: Client, crowd: CrowdStudy, settings) -> None:
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {**settings.THROTTLE_RATES, "crowd_arrival": "3/minute", "crowd_worker": "2/minute"},
+    }
+    answers = [client.get(link(crowd, f"w{n}")).status_code for n in range(4)]
+    assert answers == [302, 302, 302, 429] and CrowdWorker.objects.count() == 3
+    refused = client.get(link(crowd, "w9"))
+    assert int(refused["Retry-After"]) > 0 and b"Too many requests" in refused.content
+    client.get(f"/crowd/{crowd.key}/next/")
+    pastes = [
+        client.post(f"/crowd/{crowd.key}/paste/", {"assignment": 1}, content_type="application/json").status_code
+        for _ in range(3)
+    ]
+    assert pastes[-1] == 429
+
+
+def test_it_sends_an_ended_worker_from_their_items_to_the_end_page(client: Client, crowd: CrowdStudy) -> None:
+    client.get(link(crowd))
+    client.get(f"/crowd/{crowd.key}/next/")
+    worker = worker_of(client)
+    assignment = Assignment.objects.get(annotator=worker.user)
+    crowd_worker_end(worker=worker, status="screened_out", reason="test")
+    answer = client.get(f"/annotate/{assignment.pk}/", follow=True)
+    assert answer.redirect_chain[-1][0] == f"/crowd/{crowd.key}/end/" and b"SCREEN99" in answer.content
