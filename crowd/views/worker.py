@@ -141,6 +141,16 @@ def crowd_start(request: HttpRequest, key: str) -> HttpResponse:
             400,
             crowd,
         )
+    if request.user.is_authenticated and session_worker_id(request) is None:
+        # A researcher's or annotator's own session is never ended by a link (nor turned into a worker's).
+        return _refusal(
+            request,
+            "You are signed in with an account",
+            f"You are signed in as {request.user.get_username()}. To take part as a study participant, open the "
+            "link in a private window or sign out first.",
+            409,
+            crowd,
+        )
     wait = throttle_wait(request, [CrowdArrivalThrottle()])
     if wait is not None:
         return _too_many(request, wait)
@@ -149,7 +159,7 @@ def crowd_start(request: HttpRequest, key: str) -> HttpResponse:
     except ArrivalError as exc:
         return _refusal(request, "This link cannot start the study", exc.message, 400, crowd)
     if request.user.is_authenticated and request.user.pk != worker.user_id:
-        logout(request)  # another worker (or an account) in this browser: their session ends, not theirs merges
+        logout(request)  # another worker in this browser: their session ends (their work is kept), not merged
     if not request.user.is_authenticated:
         login(request, worker.user, backend="django.contrib.auth.backends.ModelBackend")
     request.session[WORKER] = worker.pk

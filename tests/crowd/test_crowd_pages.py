@@ -182,3 +182,10 @@ def test_it_sends_an_ended_worker_from_their_items_to_the_end_page(client: Clien
     crowd_worker_end(worker=worker, status="screened_out", reason="test")
     answer = client.get(f"/annotate/{assignment.pk}/", follow=True)
     assert answer.redirect_chain[-1][0] == f"/crowd/{crowd.key}/end/" and b"SCREEN99" in answer.content
+
+
+def test_it_never_ends_an_accounts_session_by_a_link(client: Client, crowd: CrowdStudy, rita: AbstractUser) -> None:
+    client.force_login(rita)
+    answer = client.get(link(crowd))
+    assert answer.status_code == 409 and b"private window" in answer.content
+    assert int(client.session["_auth_user_id"]) == rita.pk and not CrowdWorker.objects.exists()
