@@ -10,6 +10,7 @@ from django.db.models import Count, QuerySet
 from django.urls import reverse
 
 from crowd.models import CrowdStudy, CrowdWorker, TrainingItem
+from studies.models import Assignment
 
 
 def crowd_study_by_key(*, key: str) -> CrowdStudy | None:
@@ -92,3 +93,13 @@ def survey_answer_rows(*, crowd: CrowdStudy) -> Iterator[dict[str, Any]]:
                     "question": question,
                     "answer": "; ".join(answer) if isinstance(answer, list) else answer,
                 }
+
+
+def crowd_items_done(*, worker: CrowdWorker) -> int:
+    """The real items (no attention checks) the worker submitted or marked "cannot judge"."""
+    return Assignment.objects.filter(
+        annotator_id=worker.user_id,
+        item__study_task__study_id=worker.crowd_study.study_id,
+        item__crowd_check__isnull=True,
+        status__in=[Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED],
+    ).count()

@@ -29,7 +29,13 @@ from crowd.models import (
     CrowdStudy,
     CrowdWorker,
 )
-from crowd.selectors.crowd import crowd_study_by_key, crowd_worker_get, training_item_current, training_items_count
+from crowd.selectors.crowd import (
+    crowd_items_done,
+    crowd_study_by_key,
+    crowd_worker_get,
+    training_item_current,
+    training_items_count,
+)
 from crowd.services.assignment import crowd_item_next, crowd_paste_record, crowd_work_evaluate
 from crowd.services.workers import (
     ArrivalError,
@@ -299,6 +305,16 @@ def crowd_next(request: HttpRequest, worker: CrowdWorker) -> HttpResponse:
         shown = reason.removeprefix("warn: ")
         messages.warning(request, f"Please work carefully: {shown}. Continuing like this ends the study for you.")
     assignment = crowd_item_next(worker=worker)
+    if assignment is None and not crowd_items_done(worker=worker):
+        # Nothing to do at all (every item has its k): no completion code for no work.
+        return _refusal(
+            request,
+            "No items are left",
+            "Every item of this study has all the judgements it needs, so there is nothing for you to do. Please "
+            "return the study on your platform.",
+            200,
+            worker.crowd_study,
+        )
     if assignment is None:
         return _to_phase(crowd_annotation_done(worker=worker))
     return redirect("annotate", assignment_id=assignment.pk)

@@ -189,3 +189,14 @@ def test_it_never_ends_an_accounts_session_by_a_link(client: Client, crowd: Crow
     answer = client.get(link(crowd))
     assert answer.status_code == 409 and b"private window" in answer.content
     assert int(client.session["_auth_user_id"]) == rita.pk and not CrowdWorker.objects.exists()
+
+
+def test_it_gives_no_code_when_no_item_is_left(client: Client, crowd: CrowdStudy) -> None:
+    from studies.models import StudyItem
+
+    StudyItem.objects.filter(study_task__study=crowd.study, crowd_check__isnull=True).delete()
+    client.get(link(crowd))
+    answer = client.get(f"/crowd/{crowd.key}/next/")
+    assert answer.status_code == 200 and b"No items are left" in answer.content
+    assert crowd.completion_code.encode() not in answer.content
+    assert worker_of(client).status == "active"
