@@ -26,6 +26,17 @@ class CrowdSettingsForm(forms.Form):
         "min_seconds, codes and redirect URLs, max_items_per_worker (README: Running a study on Prolific). "
         "Empty: Prolific with the defaults.",
     )
+    pre_survey = TextField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "data-survey-builder": "pre_survey"}),
+        label="Questions before the study",
+        help_text="Kinds: single choice, multiple choice, text, Likert; the answers are downloaded per worker.",
+    )
+    post_survey = TextField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "data-survey-builder": "post_survey"}),
+        label="Questions after the study",
+    )
     checks = TextField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
@@ -42,6 +53,13 @@ class CrowdSettingsForm(forms.Form):
             data: Any = json_parse(text, field="settings") if text.strip() else {}
         except InputError as exc:
             raise ValidationError({"settings": exc.message}) from exc
+        for survey in ("pre_survey", "post_survey"):  # the builder's questions win over the JSON's
+            raw = self.cleaned_data.get(survey) or ""
+            if raw.strip() and isinstance(data, dict):
+                try:
+                    data = {**data, survey: json_parse(raw, field=survey)}
+                except InputError as exc:
+                    raise ValidationError({survey: exc.message}) from exc
         checks = []
         if (self.cleaned_data.get("checks") or "").strip():
             try:

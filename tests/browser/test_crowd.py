@@ -237,3 +237,39 @@ def test_it_records_a_paste_into_an_explanation_and_warns_about_short_ones(
     notices = page.locator(".messages").inner_text()
     assert "explanation shorter than the minimum" in notices and "pasted into an explanation" in notices
     assert CrowdItemRecord.objects.get(assignment=assignment).paste_events == 1
+
+
+def test_it_builds_a_survey_on_the_public_study_form(
+    live_server: Any, page: Any, small_dataset: Dataset, rita: AbstractUser
+) -> None:
+    from tests.browser.conftest import open_as
+
+    open_as(page, live_server.url, rita, f"/studies/new/public/?dataset={small_dataset.pk}")
+    page.locator("#id_name").fill("Built survey")
+    page.locator("input[name=tasks][value=factuality]").check()
+    page.locator("button.survey-add[data-survey=pre_survey]").click()
+    question = page.locator(".field-pre_survey .survey-question").first
+    question.get_by_label("Key (a-z, 0-9, _)").fill("age")
+    question.get_by_label("Question").fill("How old are you?")
+    question.get_by_label(
+        "Choices, separated by ; (single and multiple choice; Likert: empty for the 5-point scale)"
+    ).fill("18-30; 31 or older")
+    page.locator("button.survey-add[data-survey=post_survey]").click()
+    likert = page.locator(".field-post_survey .survey-question").first
+    likert.get_by_label("Key (a-z, 0-9, _)").fill("clear")
+    likert.get_by_label("Kind").select_option("likert")
+    likert.get_by_label("Question").fill("The task was clear.")
+    assert serious_violations(page) == []
+    page.locator("#create-public-study").click()
+    page.wait_for_url("**/crowd/")
+    crowd = CrowdStudy.objects.get(study__name="Built survey")
+    assert crowd.pre_survey == [
+        {
+            "key": "age",
+            "text": "How old are you?",
+            "kind": "single",
+            "choices": ["18-30", "31 or older"],
+            "required": True,
+        }
+    ]
+    assert crowd.post_survey[0]["kind"] == "likert" and len(crowd.post_survey[0]["choices"]) == 5
