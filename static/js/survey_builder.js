@@ -11,19 +11,13 @@
     ["text", "Text"],
     ["likert", "Likert (5 points)"],
   ];
+  const element = window.FaithAnnoText.element;
   let made = 0;
-
-  function element(tag, properties, children) {
-    const node = document.createElement(tag);
-    Object.assign(node, properties || {});
-    for (const child of children || []) node.append(child);
-    return node;
-  }
 
   function labelled(text, control) {
     made += 1;
     control.id = `survey-control-${made}`;
-    return element("div", { className: "field" }, [element("label", { htmlFor: control.id, textContent: text }), control]);
+    return element("div", { className: "field" }, [element("label", { for: control.id, text }), control]);
   }
 
   function build(textarea) {
@@ -41,9 +35,9 @@
       textarea.value = rows.length ? JSON.stringify(rows, null, 1) : "";
     };
     const addRow = (question) => {
-      const key = element("input", { type: "text", value: question.key || "", maxLength: 40, className: "survey-key" });
+      const key = element("input", { type: "text", value: question.key || "", maxlength: 40, className: "survey-key" });
       const kind = element("select", { className: "survey-kind" });
-      for (const [value, text] of KINDS) kind.append(element("option", { value, textContent: text }));
+      for (const [value, text] of KINDS) kind.append(element("option", { value, text }));
       kind.value = question.kind || "single";
       const text = element("input", { type: "text", value: question.text || "", className: "survey-text" });
       const choices = element("input", {
@@ -52,7 +46,7 @@
         className: "survey-choices",
       });
       const required = element("input", { type: "checkbox", checked: question.required !== false, className: "survey-required" });
-      const remove = element("button", { type: "button", textContent: "Remove question" });
+      const remove = element("button", { type: "button", text: "Remove question" });
       const row = element("li", { className: "card-inset survey-question" }, [
         labelled("Key (a-z, 0-9, _)", key),
         labelled("Kind", kind),
@@ -76,8 +70,7 @@
       list.append(row);
     };
     questions.forEach(addRow);
-    const add = element("button", { type: "button", textContent: "Add a question", className: "survey-add" });
-    add.dataset.survey = name;
+    const add = element("button", { type: "button", text: "Add a question", className: "survey-add", "data-survey": name });
     add.addEventListener("click", () => {
       addRow({ kind: "single", required: true });
       write();
