@@ -9,9 +9,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from common.validation import MAX_ID, InputError, bounded_int, errors_by_field
+from common.validation import errors_by_field
 from common.views import export_response, researcher_required
-from corpus.models import Dataset
 from crowd.forms import CrowdSettingsForm
 from crowd.models import CrowdStudy, CrowdWorker
 from crowd.selectors.crowd import (
@@ -24,7 +23,7 @@ from crowd.selectors.crowd import (
 from crowd.services.studies import crowd_study_create, crowd_study_publish
 from studies.forms import DatasetChoiceForm, StudyCreateForm
 from studies.selectors.selection import selection_options
-from studies.views.studies import visible_study
+from studies.views.studies import chosen_dataset, visible_study
 
 
 def _crowd_of(request: HttpRequest, study_id: int) -> CrowdStudy:
@@ -40,13 +39,7 @@ def _crowd_of(request: HttpRequest, study_id: int) -> CrowdStudy:
 def crowd_study_new(request: HttpRequest) -> HttpResponse:
     """A new public study: the study's fields (no annotators: workers arrive by the link) and its crowd
     settings; step one chooses the dataset, as on the new-study page."""
-    try:
-        dataset_id = bounded_int(
-            request.POST.get("dataset") or request.GET.get("dataset") or "", field="dataset", minimum=1, maximum=MAX_ID
-        )
-    except InputError:
-        dataset_id = None
-    dataset = Dataset.objects.filter(pk=dataset_id).first() if dataset_id is not None else None
+    dataset = chosen_dataset(request)
     if dataset is None:
         return render(request, "crowd/study_new.html", {"dataset_form": DatasetChoiceForm()})
     options = selection_options(dataset=dataset)
