@@ -17,6 +17,9 @@ from accounts.selectors import users_named
 from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
 from common.validation import errors_by_field, printable
+from crowd.parsing import crowd_spec_parse
+from crowd.selectors.crowd import crowd_public_link
+from crowd.services.studies import crowd_study_create
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, get_task
 from studies.forms import study_spec_parse
 from studies.models import Assignment, StudyExample
@@ -106,9 +109,16 @@ class StudyListApi(ListAPIView):
         dataset = serializers.IntegerField(help_text="dataset id")
         tasks = serializers.ListField(child=serializers.CharField(), help_text=f"from: {', '.join(STUDY_TASKS)}")
         annotators = serializers.ListField(
-            child=serializers.CharField(max_length=150), help_text="usernames of annotator accounts"
+            child=serializers.CharField(max_length=150),
+            default=list,
+            help_text="usernames of annotator accounts (none for a public study)",
         )
         annotators_per_item = serializers.IntegerField(default=3, help_text="k")
+        crowd = serializers.JSONField(
+            required=False,
+            help_text="a public (crowd) study: its settings as `create_study --crowd-settings` takes them "
+            "(README 'Running a study on Prolific'); {} for the defaults",
+        )
         selection_mode = serializers.CharField(default="all", help_text=f"one of: {', '.join(SELECTION_MODES)}")
         sample_size = serializers.IntegerField(required=False, allow_null=True)
         seed = serializers.IntegerField(default=0)
@@ -133,6 +143,9 @@ class StudyListApi(ListAPIView):
         assignments = serializers.IntegerField()
         skipped = serializers.DictField(child=serializers.IntegerField(), help_text="task -> summaries skipped")
         notes = serializers.ListField(child=serializers.CharField())
+        public_link = serializers.CharField(
+            required=False, help_text="a public study's link, for the crowd platform (absolute, from SITE_URL)"
+        )
 
     def get_queryset(self) -> Any:
         return studies_for_user(user=self.request.user)
@@ -151,12 +164,17 @@ class StudyListApi(ListAPIView):
         spec = study_spec_parse(
             data, dataset=dataset, annotators=users, created_by=request.user, guidelines=data.get("guidelines", {})
         )
+        link = None
         try:
-            plan = study_create(spec=spec)
+            if "crowd" in data:
+                crowd_plan = crowd_study_create(spec=spec, crowd=crowd_spec_parse(data["crowd"]))
+                plan, link = crowd_plan.plan, crowd_public_link(crowd=crowd_plan.crowd)
+            else:
+                plan = study_create(spec=spec)
         except ValidationError as exc:
             return Response(errors_by_field(exc), status=status.HTTP_400_BAD_REQUEST)
         study = visible_study(request, plan.study.pk)
-        body = {**vars(plan), "study": study}
+        body = {**vars(plan), "study": study, **({"public_link": link} if link else {})}
         return Response(self.StudyCreatedOutput(body).data, status=status.HTTP_201_CREATED)
 
 

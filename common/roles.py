@@ -8,6 +8,8 @@ ADMIN = "admin"
 RESEARCHER = "researcher"
 ANNOTATOR = "annotator"
 EXTERNAL = "external"
+# Crowd workers who arrived by a study's public link (the crowd app): no password, one study, no role pages.
+CROWD = "crowd"
 ROLES = (ADMIN, RESEARCHER, ANNOTATOR)
 
 

@@ -61,6 +61,26 @@ class PasswordResetEmailThrottle(LiveRateMixin, SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": digest}
 
 
+class CrowdArrivalThrottle(LiveRateMixin, SimpleRateThrottle):
+    """Arrivals by a crowd study's public link (each may create an account), per address."""
+
+    scope = "crowd_arrival"
+
+    def get_cache_key(self, request: HttpRequest, view: object) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+class CrowdWorkerThrottle(LiveRateMixin, SimpleRateThrottle):
+    """A crowd worker's answers on the crowd pages (consent, surveys, training, pastes), per worker."""
+
+    scope = "crowd_worker"
+
+    def get_cache_key(self, request: HttpRequest, view: object) -> str:
+        user = getattr(request, "user", None)
+        ident = user.pk if user is not None and user.is_authenticated else self.get_ident(request)
+        return self.cache_format % {"scope": self.scope, "ident": ident}
+
+
 def throttle_wait(request: HttpRequest, throttles: Sequence[SimpleRateThrottle]) -> float | None:
     """None when every throttle lets the request through (each counts it), else the seconds to wait."""
     waits = [throttle.wait() or 0.0 for throttle in throttles if not throttle.allow_request(request, None)]

@@ -1,8 +1,9 @@
-from django.urls import path
+from django.urls import include, path
 
 from analysis.views import analysis, browse, inspect
 from analysis.views import studies as study_pages
 from common import views as common
+from crowd.urls import researcher_urlpatterns as crowd_researcher_urls
 from studies.views import annotate, imports, studies
 
 urlpatterns = [
@@ -67,4 +68,7 @@ urlpatterns = [
     # The inspector (analysis/views/inspect.py).
     path("summaries/<int:summary_id>/", inspect.summary_inspect, name="summary_inspect"),
     path("summaries/compare/", inspect.summary_compare, name="summary_compare"),
+    # Crowd studies: a worker's pages under the public link (crowd/urls.py).
+    path("crowd/", include("crowd.urls")),
+    path("studies/", include(crowd_researcher_urls)),
 ]

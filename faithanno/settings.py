@@ -131,6 +131,7 @@ INSTALLED_APPS = [
     "accounts",
     "scoring",
     "studies",
+    "crowd",
     "analysis",
     "demo",
     # Only the migrations that once created the tables of corpus, accounts and studies: kept so that an
@@ -152,6 +153,8 @@ MIDDLEWARE = [
     # process_view (the CSRF check reads the form) runs after every __call__.
     "common.uploads.UploadLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # A crowd worker's session reaches only their study's crowd pages and their own items (crowd app).
+    "crowd.middleware.CrowdSessionMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # Turns a sign-in that django-axes refused into the login page saying until when (AXES_LOCKOUT_CALLABLE).
@@ -176,6 +179,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "faithanno.context_processors.user_roles",
+                "crowd.context_processors.crowd_session",
             ],
         },
     },
@@ -282,6 +286,10 @@ THROTTLE_RATES = {
     # Password-reset requests, per address and per e-mail address asked for.
     "password_reset": envrate("THROTTLE_PASSWORD_RESET", "20/hour"),
     "password_reset_email": envrate("THROTTLE_PASSWORD_RESET_EMAIL", "5/hour"),
+    # Crowd studies: arrivals by a public link per address (each may create a worker), a worker's answers on
+    # the crowd pages per worker (their annotation goes through the annotation views and the API's "user").
+    "crowd_arrival": envrate("THROTTLE_CROWD_ARRIVAL", "60/minute"),
+    "crowd_worker": envrate("THROTTLE_CROWD_WORKER", "120/minute"),
 }
 
 

@@ -35,6 +35,9 @@ class Study(models.Model):
     # An item an annotator marked "cannot judge" goes to someone who has not seen it, and the skip does not
     # count towards k; off: the skip is that annotator's final word on the item and counts towards k.
     skipped_items_reassigned = models.BooleanField(default=True)
+    # Crowd studies (the crowd app): workers pull their next item when they ask for it, so nothing is handed
+    # out in advance and the study needs no annotator list; assignments_distribute and reclaim leave it alone.
+    pull_based = models.BooleanField(default=False)
     # How the items were chosen (mode, size, seed, scores compared), kept so a study can be reproduced.
     selection = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

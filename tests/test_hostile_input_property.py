@@ -33,6 +33,7 @@ from studies.services.examples import study_example_annotate, study_example_crea
 from studies.services.imports import dataset_import
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for, units_of, write_jsonl
+from tests.crowd.factories import crowd_study_make
 from tests.snapshots import changed_tables, database_state
 from tests.studies.test_submissions import item_of
 
@@ -155,6 +156,7 @@ class World:
     # Runs the import tasks that uploads queue (conftest's import_worker), and a job of rita's to read.
     run_imports: Any = None
     import_job: ImportJob | None = None
+    crowd: Any = None  # a public study (crowd.models.CrowdStudy) with a worker's client, "worker"
 
     def assignment(self, task: str) -> Assignment:
         return item_of(self.study, self.study.annotators.get(username="alice"), task)
@@ -183,7 +185,11 @@ def world(
     result.import_job = ImportJob.objects.create(
         created_by=rita, name="a job", format="jsonl", file_name="a.jsonl", path=str(tmp_path / "none")
     )
+    result.crowd = crowd_study_make(task_study.dataset, rita).crowd
+    worker = Client()
+    worker.get(reverse("crowd_start", args=[result.crowd.key]) + "?PROLIFIC_PID=fuzz")
     result.clients = {
+        "worker": worker,
         "rita": client_for(rita),
         "alice": client_for(alice),
         "admin": client_for(admin_user),
@@ -487,6 +493,59 @@ def write_targets(world: World) -> list[Any]:
             ["summary", "error_type", "explanation_text"],
         ),
         FormTarget("api_token", "alice", reverse("api_token"), {}, ["rotate", "unknown"]),
+        FormTarget(
+            "crowd_study_new",
+            "rita",
+            reverse("crowd_study_new"),
+            {
+                "dataset": str(study.dataset_id),
+                "name": "Public form study",
+                "tasks": "factuality",
+                "selection_mode": "all",
+                "seed": "0",
+                "annotators_per_item": "2",
+                "settings": '{"check_rate": 0}',
+            },
+            ["name", "settings", "pre_survey", "post_survey", "checks", "annotators_per_item"],
+        ),
+        FormTarget(
+            "crowd_study_public",
+            "rita",
+            reverse("crowd_study_public", args=[world.crowd.study_id]),
+            {"public": "yes"},
+            ["public", "unknown"],
+        ),
+        # A worker's answers, in the order of the phases (each page takes answers only in its phase).
+        FormTarget("crowd_consent", "worker", reverse("crowd_consent", args=[world.crowd.key]), {}, ["accept"]),
+        FormTarget(
+            "crowd_pre_survey",
+            "worker",
+            reverse("crowd_pre_survey", args=[world.crowd.key]),
+            {"english": "Yes"},
+            ["english", "news"],
+        ),
+        FormTarget("crowd_instructions", "worker", reverse("crowd_instructions", args=[world.crowd.key]), {}, ["x"]),
+        FormTarget(
+            "crowd_training",
+            "worker",
+            reverse("crowd_training", args=[world.crowd.key]),
+            {"answer": "faithful"},
+            ["item", "answer"],
+        ),
+        FormTarget(
+            "crowd_post_survey",
+            "worker",
+            reverse("crowd_post_survey", args=[world.crowd.key]),
+            {"clear": "Agree"},
+            ["clear", "remarks"],
+        ),
+        JsonTarget(
+            "crowd_paste",
+            "worker",
+            reverse("crowd_paste", args=[world.crowd.key]),
+            {"assignment": 1},
+            [("assignment",), (None,)],
+        ),
         # Last: a refused deletion must leave the example in place, an accepted one removes it.
         FormTarget(
             "study_example_delete",
@@ -601,6 +660,26 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         yield name, "rita-api", reverse(name, args=args)
     for name, args in {"api_assignments": [], "api_assignment": [assignment.pk]}.items():
         yield name, "alice-api", reverse(name, args=args)
+    key = world.crowd.key
+    for name in (
+        "crowd_start",
+        "crowd_go",
+        "crowd_consent",
+        "crowd_pre_survey",
+        "crowd_instructions",
+        "crowd_training",
+        "crowd_next",
+        "crowd_post_survey",
+        "crowd_end",
+    ):
+        yield name, "worker", reverse(name, args=[key])
+    crowd_pages = {
+        "crowd_study_new": [],
+        "crowd_study": [world.crowd.study_id],
+        "crowd_survey_export": [world.crowd.study_id, "csv"],
+    }
+    for name, args in crowd_pages.items():
+        yield name, "rita", reverse(name, args=args)
 
 
 QUERY = st.tuples(
@@ -656,8 +735,12 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "api_study_annotators",
         "api_scoring",
         "dataset_import_upload",
+        "crowd_study_public",
+        "crowd_paste",
     }
     forms = {"study_new", "study_task_guidelines", "study_task_examples", "api_token", "api_studies", "api_datasets"}
+    forms |= {"crowd_study_new", "crowd_consent", "crowd_pre_survey", "crowd_instructions", "crowd_training"}
+    forms |= {"crowd_post_survey"}
     every: set[str] = set()
 
     def walk(patterns: list[Any]) -> None:

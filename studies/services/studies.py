@@ -146,6 +146,8 @@ class StudySpec:
     one_task_per_summary: bool = False
     reclaim_after_hours: int | None = None
     explanation_config_hash: str = ""  # the configuration of the explanations shown; empty: the newest
+    # Workers pull their items (a crowd study, the crowd app): no annotator list, nothing handed out now.
+    pull_based: bool = False
 
 
 def _not_annotators(users: Sequence[AbstractUser]) -> str | None:
@@ -179,7 +181,7 @@ def study_spec_check(*, spec: StudySpec) -> dict[str, dict[str, Any]]:
 
     annotators = {user.pk: user for user in spec.annotators}
     refused = _not_annotators(spec.annotators)
-    if not annotators:
+    if not annotators and not spec.pull_based:
         problem("annotators", "Choose at least one annotator.")
     elif refused:
         problem("annotators", refused)
@@ -189,6 +191,8 @@ def study_spec_check(*, spec: StudySpec) -> dict[str, dict[str, Any]]:
     k, chosen, distinct_tasks = spec.annotators_per_item, len(annotators), len(set(tasks))
     if not 1 <= k <= MAX_ANNOTATORS_PER_ITEM:
         problem("annotators_per_item", f"Annotators per item (k) is 1 to {MAX_ANNOTATORS_PER_ITEM}; got {k}.")
+    elif spec.pull_based:
+        pass  # the crowd brings the annotators, as many as the items need
     elif chosen and chosen < k:
         problem("annotators", f"{k} annotators per item need at least that many annotators; {chosen} chosen.")
     elif chosen and spec.one_task_per_summary and chosen < k * distinct_tasks:
@@ -263,6 +267,7 @@ def study_create(*, spec: StudySpec) -> StudyPlan:
         one_task_per_summary=spec.one_task_per_summary,
         reclaim_after_hours=spec.reclaim_after_hours,
         selection=selection.as_dict(),
+        pull_based=spec.pull_based,
     )
     if created_by is not None:
         study.researchers.add(created_by)
@@ -364,6 +369,8 @@ def assignments_distribute(*, study: Study, seed: int = 0, partial: bool = False
     may take fails the whole call, unless `partial`: then it gets whom it can and stays short. An item short
     only because annotators could not judge it never fails the call: it goes to whoever has not seen it.
     """
+    if study.pull_based:
+        return 0  # crowd workers pull their items (crowd.services.assignment)
     k = study.annotators_per_item
     annotators = list(study.annotators.filter(is_active=True).order_by("pk"))
     rng = random.Random(seed)
@@ -413,8 +420,8 @@ def assignments_reclaim(*, study: Study, now: datetime | None = None) -> int:
     the fewest open items who may take it. Rows being submitted right now are locked and skipped.
     Returns how many assignments moved.
     """
-    if not study.reclaim_after_hours:
-        return 0
+    if not study.reclaim_after_hours or study.pull_based:
+        return 0  # a pull-based study's abandoned items go back to its pool (crowd.services.assignment)
     now = now or timezone.now()
     cutoff = now - timedelta(hours=study.reclaim_after_hours)
     stale = list(

@@ -83,19 +83,24 @@ def studies(request: HttpRequest) -> HttpResponse:
     return render(request, "annotations/studies.html", {"rows": rows, "active_minutes": active_minutes})
 
 
-@researcher_required
-def study_new(request: HttpRequest) -> HttpResponse:
-    """Step one chooses the dataset (GET ?dataset=), step two everything that depends on it."""
+def chosen_dataset(request: HttpRequest) -> Dataset | None:
+    """The dataset a new-study form is for (?dataset= or its field), None while none is chosen."""
     try:
         dataset_id = bounded_int(
             request.POST.get("dataset") or request.GET.get("dataset") or "", field="dataset", minimum=1, maximum=MAX_ID
         )
     except InputError:
-        dataset_id = None  # no dataset chosen yet, or not an id: step one
+        return None  # no dataset chosen yet, or not an id: step one
     try:
-        dataset = dataset_get(dataset_id=dataset_id) if dataset_id is not None else None
+        return dataset_get(dataset_id=dataset_id)
     except Dataset.DoesNotExist:
-        dataset = None
+        return None
+
+
+@researcher_required
+def study_new(request: HttpRequest) -> HttpResponse:
+    """Step one chooses the dataset (GET ?dataset=), step two everything that depends on it."""
+    dataset = chosen_dataset(request)
     if dataset is None:
         return render(request, "annotations/study_form.html", {"dataset_form": DatasetChoiceForm()})
     options = selection_options(dataset=dataset)

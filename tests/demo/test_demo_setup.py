@@ -8,8 +8,10 @@ from django.core.management import call_command
 
 from common import roles
 from corpus.models import Document, Summary
+from crowd.models import CrowdCheck, CrowdStudy
 from demo.management.commands.demo_setup import (
     DEMO_BUMP,
+    DEMO_CROWD,
     DEMO_DATASET,
     DEMO_PASSWORD,
     DEMO_PROTOCOLS,
@@ -77,9 +79,16 @@ def test_it_sets_up_the_demo_once_and_prints_the_accounts() -> None:
     bump = Study.objects.get(name=DEMO_BUMP)
     assert not StudyItem.objects.filter(study_task__study=bump, summary__is_reference=False).exists()
     assert StudyItem.objects.filter(study_task__study=bump).count() == 6
+    crowd = CrowdStudy.objects.get(study__name=DEMO_CROWD)  # the public demo study, its link printed
+    assert f"Public link: http://127.0.0.1:8123/crowd/{crowd.key}/ " in text
+    assert crowd.public and crowd.training_items.count() == 2 and not crowd.study.annotators.exists()
+    checks = CrowdCheck.objects.filter(item__study_task__study=crowd.study)
+    assert {"verbatim", "fusion", "entity_swap"} <= set(checks.values_list("kind", flat=True))
 
     before = (Summary.objects.count(), Explanation.objects.count(), Assignment.objects.count(), users.count())
-    call_command("demo_setup", stdout=io.StringIO(), stderr=io.StringIO())
+    again = io.StringIO()
+    call_command("demo_setup", "--url", "http://127.0.0.1:8123", stdout=again, stderr=io.StringIO())
+    assert f"Public link: http://127.0.0.1:8123/crowd/{crowd.key}/ " in again.getvalue()
     assert (
         Summary.objects.count(),
         Explanation.objects.count(),

@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
+from django.urls import reverse
 
 from accounts.services import account_create
 from analysis.selectors.analysis import span_markings
@@ -22,6 +23,10 @@ from common.progress import progress_bar, progress_iter
 from corpus.importers import parse
 from corpus.models import Dataset, Summary
 from corpus.selectors import DatasetNotFound, dataset_by_name
+from crowd.models import PHASES
+from crowd.selectors.crowd import crowd_study_of
+from crowd.services.studies import CrowdSpec, TrainingSpec, crowd_study_create
+from protocols.attention import ENTITY_SWAP, VERBATIM, Mention, attention_checks
 from protocols.tasks import get_task
 from scoring.services import explanations_compute_many
 from stats.spans import Span
@@ -37,6 +42,19 @@ DEMO_DATASET = "XSum demo"
 DEMO_STUDY = "Demo: BERTScore word alignments"
 DEMO_PROTOCOLS = "Demo: faithfulness protocols"
 DEMO_BUMP = "Demo: BUMP minimal edits"
+DEMO_CROWD = "Demo: public crowd study"
+DEMO_CONSENT = (
+    "This is the FaithAnno demo of a crowd study. You judge whether short summaries of news articles say only "
+    "what the article says. Your answers are stored with your participant id and used for research only; you "
+    "may stop at any time."
+)
+DEMO_PRE_SURVEY = [
+    {"key": "english", "text": "Is English your first language?", "kind": "single", "choices": ["Yes", "No"]},
+]
+DEMO_POST_SURVEY = [
+    {"key": "clear", "text": "The instructions were clear.", "kind": "likert"},
+    {"key": "remarks", "text": "Anything you want to tell us?", "kind": "text", "required": False},
+]
 # Tasks of the protocol study; qgqa and entailment join when every summary has their explanation.
 PROTOCOL_TASKS = ("sentence_consistency", "feqa", "hallucination_spans")
 EXPLAINED_TASKS = ("qgqa", "entailment")
@@ -144,11 +162,78 @@ class Command(BaseCommand):
             )
             self.stdout.write(f"Created '{DEMO_BUMP}': {plan.items} items, {plan.assignments} assignments.")
 
+        crowd = crowd_study_of(study_id=_study_id(dataset, DEMO_CROWD)) or _demo_crowd_study(dataset, researcher)
         self.stdout.write("")
+        link = url.rstrip("/") + reverse("crowd_start", args=[crowd.key])
+        self.stdout.write(f"Public link: {link} (try it with ?PROLIFIC_PID=demo-worker-1)")
         self.stdout.write(f"FaithAnno demo: open {url}/ and sign in with one of these accounts")
         self.stdout.write(f"(password for all of them: {DEMO_PASSWORD})")
         for username, role, _ in DEMO_ACCOUNTS:
             self.stdout.write(f"  {username:<8} {role}")
+
+
+def _study_id(dataset: Dataset, name: str) -> int:
+    return Study.objects.filter(name=name, dataset=dataset).values_list("pk", flat=True).first() or 0
+
+
+def _demo_crowd_study(dataset: Dataset, researcher: Any) -> Any:
+    """A public factuality study with the whole crowd flow. Its attention checks and its two gold training
+    items come from the articles themselves (entity swaps need spaCy's entities, found here)."""
+    from corpus.nlp import load_spacy, phrases
+
+    documents = list(dataset.documents.order_by("pk"))
+    found = phrases(load_spacy(settings.FAITHANNO_SPACY_MODEL), [d.text for d in documents], noun_chunks=False)
+    mentions = {
+        document.external_id: [Mention(p.start, p.end, p.type) for p in entities]
+        for document, entities in zip(documents, found, strict=True)
+    }
+    training = []
+    for document in documents:
+        made = attention_checks(
+            text=document.text,
+            sentences=document.sentences,
+            mentions=mentions[document.external_id],
+            kinds=(VERBATIM, ENTITY_SWAP),
+        )
+        if len(made) == 2 and not training:
+            copy, swap = made
+            training = [
+                TrainingSpec(document.external_id, copy.summary_text, copy.expected, "It is copied from the article."),
+                TrainingSpec(
+                    document.external_id,
+                    swap.summary_text,
+                    swap.expected,
+                    f"The article says “{swap.replaced}”, not “{swap.inserted}”.",
+                ),
+            ]
+    plan = crowd_study_create(
+        spec=StudySpec(
+            name=DEMO_CROWD,
+            dataset=dataset,
+            tasks=["factuality"],
+            annotators=[],
+            annotators_per_item=3,
+            created_by=researcher,
+            selection=ItemSelection(mode="random", size=10, seed=2),
+            guidelines={"factuality": "A summary is factual when the article supports everything it says."},
+        ),
+        crowd=CrowdSpec(
+            consent_text=DEMO_CONSENT,
+            pre_survey=DEMO_PRE_SURVEY,
+            post_survey=DEMO_POST_SURVEY,
+            training=training,
+            phases=[phase for phase in PHASES if training or phase != "training"],
+            check_rate=0.25,
+            max_items_per_worker=6,
+            min_seconds={"factuality": 5},
+            # The demo has no platform to go back to: the end page shows the code.
+            completion_url="",
+            screenout_url="",
+            failure_url="",
+            mentions=mentions,
+        ),
+    )
+    return plan.crowd
 
 
 def _explained(dataset: Dataset, task_key: str) -> bool:

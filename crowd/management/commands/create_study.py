@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,19 +10,39 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from common.validation import errors_by_field
 from corpus.selectors import dataset_by_name
+from crowd.parsing import crowd_spec_parse
+from crowd.selectors.crowd import crowd_public_link
+from crowd.services.studies import crowd_study_create
+from protocols.attention import CheckFileError, researcher_checks
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS
 from studies.selectors.selection import item_selection
 from studies.services.studies import StudySpec, study_create
 
 
 class Command(BaseCommand):
-    help = "Create a study over a dataset's summaries and assign each item to k annotators."
+    help = (
+        "Create a study over a dataset's summaries and assign each item to k annotators; with --crowd, a public "
+        "study whose workers arrive by its link (no annotator list) and pull their items."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--name", required=True)
         parser.add_argument("--task", action="append", required=True, help=f"repeat; from: {', '.join(STUDY_TASKS)}")
-        parser.add_argument("--annotators", required=True, help="comma-separated usernames")
+        parser.add_argument("--annotators", default="", help="comma-separated usernames (not with --crowd)")
+        parser.add_argument(
+            "--crowd", action="store_true", help="a public study: prints its link; workers arrive by it and pull items"
+        )
+        parser.add_argument(
+            "--crowd-settings",
+            metavar="FILE",
+            help="the crowd settings as a JSON object (platform, phases, consent_text, surveys, training, check_rate, "
+            "thresholds, codes and redirect URLs, max_items_per_worker; README 'Running a study on Prolific')",
+        )
+        parser.add_argument("--platform", help="with --crowd: prolific (default), mturk or generic")
+        parser.add_argument(
+            "--checks", metavar="FILE", help="with --crowd: the researcher's own attention checks (JSON lines)"
+        )
         parser.add_argument("--k", type=int, default=3, help="annotators per item")
         parser.add_argument("--sample", type=int, help="a random sample of this many summaries (default: all)")
         parser.add_argument("--seed", type=int, default=0)
@@ -63,6 +84,10 @@ class Command(BaseCommand):
         users = get_user_model().objects
         dataset = dataset_by_name(name=options["dataset"])
         names = [name.strip() for name in options["annotators"].split(",") if name.strip()]
+        if options["crowd"] and names:
+            raise CommandError("--crowd: workers arrive by the study's link; give no --annotators")
+        if not options["crowd"] and (options["crowd_settings"] or options["platform"] or options["checks"]):
+            raise CommandError("--crowd-settings, --platform and --checks need --crowd")
         annotators = list(users.filter(username__in=names))
         unknown = sorted(set(names) - {user.get_username() for user in annotators})
         if unknown:
@@ -96,8 +121,13 @@ class Command(BaseCommand):
             one_task_per_summary=options["one_task_per_summary"],
             reclaim_after_hours=options["reclaim_after_hours"],
         )
+        crowd = self._crowd_spec(options) if options["crowd"] else None
         try:
-            plan = study_create(spec=spec)
+            if crowd is not None:
+                crowd_plan = crowd_study_create(spec=spec, crowd=crowd)
+                plan = crowd_plan.plan
+            else:
+                plan = study_create(spec=spec)
         except ValidationError as exc:
             lines = [f"{field}: {message}" for field, messages in errors_by_field(exc).items() for message in messages]
             raise CommandError("\n".join(lines)) from exc
@@ -108,6 +138,35 @@ class Command(BaseCommand):
             self.stdout.write(f"{task}: {count} summaries skipped (nothing to judge or no score)")
         for note in plan.notes:
             self.stdout.write(note)
+        if crowd is not None:
+            self.stdout.write(f"{crowd_plan.checks} attention check items")
+            self.stdout.write(f"Public link: {crowd_public_link(crowd=crowd_plan.crowd)}")
+
+    @staticmethod
+    def _crowd_spec(options: dict[str, Any]) -> Any:
+        data: dict[str, Any] = {}
+        if options["crowd_settings"]:
+            try:
+                data = json.loads(Path(options["crowd_settings"]).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise CommandError(f"--crowd-settings: cannot read {options['crowd_settings']}: {exc}") from exc
+            if not isinstance(data, dict):
+                raise CommandError("--crowd-settings: the file holds no JSON object")
+        if options["platform"]:
+            data["platform"] = options["platform"]
+        checks: list[Any] = []
+        if options["checks"]:
+            try:
+                checks = researcher_checks(Path(options["checks"]).read_bytes())
+            except OSError as exc:
+                raise CommandError(f"--checks: cannot read {options['checks']}: {exc}") from exc
+            except CheckFileError as exc:
+                raise CommandError("--checks: " + "\n".join(exc.messages)) from exc
+        try:
+            return crowd_spec_parse(data, researcher_checks=checks)
+        except ValidationError as exc:
+            lines = [f"{field}: {message}" for field, messages in errors_by_field(exc).items() for message in messages]
+            raise CommandError("\n".join(lines)) from exc
 
     @staticmethod
     def _guidelines(option: str) -> tuple[str, str]:

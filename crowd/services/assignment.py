@@ -1,0 +1,201 @@
+"""Pull-based assignment for crowds, and the checks that act on each item a worker submits.
+
+The next item of a worker is the one furthest from k (counting accepted work: submitted by workers who are
+not excluded, plus items held right now) that shows a summary this worker has not seen in any task of the
+study; attention checks are mixed in at the study's rate, evenly spread, and look like any other item.
+Items held longer than the study's timeout go back to the pool.
+
+The checks run on the server whenever the worker asks for more work (and before the session ends), on what
+was submitted, whichever path the submission took: an attention check is graded once (the outcome is frozen,
+so resubmitting cannot change it), time and explanation checks use the active time already recorded, and the
+warn/block decisions of protocols.decisions act (a block ends the session with the failure code).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from crowd.models import ANNOTATION, CrowdItemRecord, CrowdStudy, CrowdWorker
+from crowd.services.workers import crowd_worker_end
+from protocols.attention import CheckResult, attention_decisions
+from protocols.decisions import BLOCK, OK, WARN, Thresholds, WorkerDecision, decisions_merge
+from protocols.tasks import CheckOutcome, CheckTarget, get_task
+from protocols.timing import ItemWork, TimeRules, time_decisions
+from studies.models import Assignment, StudyItem
+from studies.selectors.assignments import item_units
+from studies.selectors.participation import excluded_annotator_ids
+
+OPEN = Assignment.Status.ASSIGNED
+DONE = Assignment.Status.SUBMITTED
+RECLAIMED = Assignment.Status.RECLAIMED
+MAX_PASTE_EVENTS = 10_000
+
+
+def abandoned_release(*, crowd: CrowdStudy) -> int:
+    """Items held longer than the timeout without being touched go back to the pool (kept as reclaimed)."""
+    cutoff = timezone.now() - timedelta(minutes=crowd.timeout_minutes)
+    return Assignment.objects.filter(
+        item__study_task__study_id=crowd.study_id, status=OPEN, touched_at__lt=cutoff
+    ).update(status=RECLAIMED, updated_at=timezone.now())
+
+
+def check_due(rate: float, taken: int) -> bool:
+    """Whether the worker's item number taken + 1 is a check: checks fall evenly, `rate` of the items."""
+    return rate > 0 and math.floor((taken + 1) * rate + 1e-9) > math.floor(taken * rate + 1e-9)
+
+
+def _check_item(crowd: CrowdStudy, mine: object) -> StudyItem | None:
+    """The check this worker has not had that fewest workers had (then in the order they were made)."""
+    return (
+        StudyItem.objects.filter(study_task__study_id=crowd.study_id, crowd_check__isnull=False)
+        .exclude(pk__in=mine.values("item_id"))  # type: ignore[attr-defined]
+        .annotate(n=Count("assignments"))
+        .order_by("n", "position", "pk")
+        .first()
+    )
+
+
+def _real_item(crowd: CrowdStudy, mine: object) -> StudyItem | None:
+    """The item furthest from k (accepted work plus items held now) whose summary this worker has not seen."""
+    study = crowd.study
+    accepted = Count(
+        "assignments",
+        filter=Q(assignments__status=DONE) & ~Q(assignments__annotator__in=excluded_annotator_ids(study=study)),
+    )
+    held = Count("assignments", filter=Q(assignments__status=OPEN))
+    return (
+        StudyItem.objects.filter(study_task__study=study, crowd_check__isnull=True)
+        .exclude(summary_id__in=mine.values("item__summary_id"))  # type: ignore[attr-defined]
+        .annotate(accepted=accepted, held=held)
+        .annotate(load=F("accepted") + F("held"))
+        .filter(load__lt=study.annotators_per_item)
+        .order_by("load", "accepted", "position", "pk")
+        .first()
+    )
+
+
+@transaction.atomic
+def crowd_item_next(*, worker: CrowdWorker) -> Assignment | None:
+    """The worker's open item, or a new one pulled from the pool; None when there is nothing more for them
+    (their maximum reached, or every item has its k)."""
+    # Pulls of one study are taken one at a time: two workers never both take an item's last place.
+    crowd = CrowdStudy.objects.select_for_update().select_related("study").get(pk=worker.crowd_study_id)
+    abandoned_release(crowd=crowd)
+    mine = Assignment.objects.filter(annotator_id=worker.user_id, item__study_task__study_id=crowd.study_id)
+    current = mine.filter(status=OPEN).order_by("position", "pk").first()
+    if current is not None:
+        return current
+    real = mine.exclude(status=RECLAIMED).filter(item__crowd_check__isnull=True).count()
+    if real >= crowd.max_items_per_worker:
+        return None
+    taken = mine.exclude(status=RECLAIMED).count()
+    item = _real_item(crowd, mine)
+    if item is None:
+        return None  # no real work left: no more checks either
+    if check_due(crowd.check_rate, taken):
+        item = _check_item(crowd, mine) or item
+    position = (mine.order_by("-position").values_list("position", flat=True).first() or 0) + 1
+    assignment = Assignment.objects.create(item=item, annotator_id=worker.user_id, position=position)
+    CrowdItemRecord.objects.create(assignment=assignment, worker=worker)
+    return assignment
+
+
+@transaction.atomic
+def crowd_paste_record(*, worker: CrowdWorker, assignment_id: int) -> int:
+    """Count a paste into an explanation of the worker's own open item; Assignment.DoesNotExist otherwise."""
+    assignment = Assignment.objects.get(
+        pk=assignment_id,
+        annotator_id=worker.user_id,
+        item__study_task__study_id=worker.crowd_study.study_id,
+        status__in=[OPEN, DONE],
+    )
+    record, _ = CrowdItemRecord.objects.select_for_update().get_or_create(assignment=assignment, worker=worker)
+    if record.paste_events < MAX_PASTE_EVENTS:
+        record.paste_events += 1
+        record.save(update_fields=["paste_events"])
+    return record.paste_events
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    decision: WorkerDecision
+    new_warnings: list[str]  # reasons the worker has not been told yet
+    ended: bool  # the worker was blocked now
+
+
+def time_rules(crowd: CrowdStudy) -> TimeRules:
+    thresholds = Thresholds(warn_at=crowd.time_warn_at, block_at=crowd.time_block_at)
+    return TimeRules(
+        min_seconds=dict(crowd.min_seconds),
+        min_explanation_chars=crowd.min_explanation_chars,
+        fast=thresholds,
+        short_explanation=thresholds,
+    )
+
+
+@transaction.atomic
+def crowd_work_evaluate(*, worker: CrowdWorker) -> Evaluation:
+    """Grade the worker's submitted items not graded yet, then decide on all their work: warn (new reasons
+    are returned once, for a notice) or block (the session ends with the failure code)."""
+    worker = CrowdWorker.objects.select_for_update(of=("self",)).select_related("crowd_study__study").get(pk=worker.pk)
+    crowd = worker.crowd_study
+    done = list(
+        Assignment.objects.filter(annotator_id=worker.user_id, item__study_task__study_id=crowd.study_id, status=DONE)
+        .select_related("item__study_task", "item__summary", "item__explanation", "item__crowd_check")
+        .prefetch_related("judgements")
+        .order_by("position", "pk")
+    )
+    records = {record.assignment_id: record for record in CrowdItemRecord.objects.filter(worker=worker)}
+    now = timezone.now()
+    results, works = [], []
+    name = str(worker.pk)
+    for assignment in done:
+        record = records.get(assignment.pk) or CrowdItemRecord.objects.create(assignment=assignment, worker=worker)
+        check = getattr(assignment.item, "crowd_check", None)
+        task = get_task(assignment.item.study_task.task)
+        judgements = list(assignment.judgements.all())
+        if record.evaluated_at is None:
+            if check is not None:
+                span = (check.span_start, check.span_end) if check.span_start is not None else None
+                outcome = task.check_outcome(
+                    CheckTarget(assignment.item.summary.text, check.expected, span),
+                    judgements=judgements,
+                    units=item_units(assignment.item),
+                )
+                record.check_passed, record.check_reason = outcome.passed, outcome.reason
+            record.evaluated_at = now
+            record.save(update_fields=["evaluated_at", "check_passed", "check_reason"])
+        if check is not None:
+            results.append(CheckResult(name, assignment.pk, CheckOutcome(record.check_passed, record.check_reason)))
+        works.append(
+            ItemWork(
+                worker=name,
+                item=assignment.pk,
+                task=task.key,
+                active_seconds=assignment.time_spent,
+                explanations=[j.note for j in judgements] if task.note_required else (),
+                paste_events=record.paste_events,
+            )
+        )
+    attention = Thresholds(warn_at=crowd.attention_warn_at, block_at=crowd.attention_block_at)
+    merged = decisions_merge(attention_decisions(results, attention), time_decisions(works, time_rules(crowd)))
+    decision = merged[0] if merged else WorkerDecision(name, OK, (), ())
+    if decision.action == BLOCK and worker.status == CrowdWorker.Status.ACTIVE:
+        reasons = "; ".join(reason for reason in decision.reasons if reason.startswith(BLOCK))
+        crowd_worker_end(worker=worker, status=CrowdWorker.Status.BLOCKED, reason=reasons)
+        return Evaluation(decision=decision, new_warnings=[], ended=True)
+    new = [reason for reason in decision.reasons if reason.startswith(WARN) and reason not in worker.warnings]
+    if new:
+        worker.warnings = [*worker.warnings, *new]
+        worker.save(update_fields=["warnings", "last_seen_at"])
+    return Evaluation(decision=decision, new_warnings=new, ended=False)
+
+
+def in_annotation(worker: CrowdWorker) -> bool:
+    return worker.status == CrowdWorker.Status.ACTIVE and worker.phase == ANNOTATION

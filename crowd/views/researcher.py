@@ -1,0 +1,94 @@
+"""A researcher's pages of public studies: the new-study form with crowd settings, and a study's crowd page
+(its link, open or closed to new workers, workers by status, the survey answers' download)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from common.validation import errors_by_field
+from common.views import export_response, researcher_required
+from crowd.forms import CrowdSettingsForm
+from crowd.models import CrowdStudy, CrowdWorker
+from crowd.selectors.crowd import (
+    SURVEY_FIELDS,
+    crowd_public_link,
+    crowd_study_of,
+    crowd_worker_counts,
+    survey_answer_rows,
+)
+from crowd.services.studies import crowd_study_create, crowd_study_publish
+from studies.forms import DatasetChoiceForm, StudyCreateForm
+from studies.selectors.selection import selection_options
+from studies.views.studies import chosen_dataset, visible_study
+
+
+def _crowd_of(request: HttpRequest, study_id: int) -> CrowdStudy:
+    study = visible_study(request, study_id)
+    crowd = crowd_study_of(study_id=study.pk)
+    if crowd is None:
+        raise Http404("This study is not public.")
+    return crowd
+
+
+@researcher_required
+@require_http_methods(["GET", "POST"])
+def crowd_study_new(request: HttpRequest) -> HttpResponse:
+    """A new public study: the study's fields (no annotators: workers arrive by the link) and its crowd
+    settings; step one chooses the dataset, as on the new-study page."""
+    dataset = chosen_dataset(request)
+    if dataset is None:
+        return render(request, "crowd/study_new.html", {"dataset_form": DatasetChoiceForm()})
+    options = selection_options(dataset=dataset)
+    form = StudyCreateForm(request.POST or None, options=options, initial={"dataset": dataset})
+    crowd_form = CrowdSettingsForm(request.POST or None)
+    if request.method == "POST" and form.is_valid() and crowd_form.is_valid():
+        try:
+            plan = crowd_study_create(spec=form.spec(created_by=request.user), crowd=crowd_form.crowd_spec())
+        except ValidationError as exc:
+            for field, problems in errors_by_field(exc).items():
+                if field in form.fields:
+                    form.add_error(field, problems)
+                elif field in crowd_form.fields:
+                    crowd_form.add_error(field, problems)
+                else:
+                    crowd_form.add_error("settings", [f"{field}: {problem}" for problem in problems])
+        else:
+            messages.success(
+                request, f"Public study created: {plan.plan.items} items, {plan.checks} attention check items."
+            )
+            return redirect("crowd_study", study_id=plan.plan.study.pk)
+    context = {"form": form, "crowd_form": crowd_form, "dataset": dataset, "options": options}
+    return render(request, "crowd/study_new.html", context)
+
+
+@researcher_required
+@require_GET
+def crowd_study(request: HttpRequest, study_id: int) -> HttpResponse:
+    crowd = _crowd_of(request, study_id)
+    counts = crowd_worker_counts(crowd=crowd)
+    statuses = [(CrowdWorker.Status(status).label, status, n) for status, n in counts.items()]
+    context = {"crowd": crowd, "study": crowd.study, "link": crowd_public_link(crowd=crowd), "statuses": statuses}
+    return render(request, "crowd/study.html", context)
+
+
+@researcher_required
+@require_POST
+def crowd_study_public(request: HttpRequest, study_id: int) -> HttpResponse:
+    crowd = _crowd_of(request, study_id)
+    public = request.POST.get("public") == "yes"
+    crowd_study_publish(crowd=crowd, public=public)
+    messages.success(request, "The link takes new workers." if public else "The link takes no new workers.")
+    return redirect("crowd_study", study_id=crowd.study_id)
+
+
+@researcher_required
+@require_GET
+def crowd_survey_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
+    crowd = _crowd_of(request, study_id)
+    types = dict.fromkeys(SURVEY_FIELDS, "text")
+    rows = survey_answer_rows(crowd=crowd)
+    return export_response(rows, SURVEY_FIELDS, format_name, f"study-{crowd.study_id}-surveys", types)
