@@ -225,7 +225,8 @@ class StudyDetailApi(APIView):
     @extend_schema(responses=StudyDetailOutput)
     def get(self, request: Request, study_id: int) -> Response:
         study = visible_study(request, study_id)
-        progress = selectors.study_task_progress(study=study)
+        tasks_of_study = list(study_tasks(study=study))
+        progress = selectors.study_task_progress(study=study, study_tasks=tasks_of_study)
         tasks = [
             {
                 "id": study_task.pk,
@@ -235,11 +236,12 @@ class StudyDetailApi(APIView):
                 "options": study_task.options,
                 "progress": progress.get(study_task.pk),
             }
-            for study_task in study_tasks(study=study)
+            for study_task in tasks_of_study
         ]
         body = StudyOutput(study).data
         body["tasks"] = StudyTaskOutput(tasks, many=True).data
-        body["progress"] = AnnotatorProgressOutput(selectors.study_progress(study=study), many=True).data
+        progress_rows = selectors.study_progress(study=study, study_tasks=tasks_of_study)
+        body["progress"] = AnnotatorProgressOutput(progress_rows, many=True).data
         return Response(body)
 
 

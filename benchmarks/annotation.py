@@ -378,32 +378,24 @@ def build(args: argparse.Namespace) -> None:
 # --- page timings ---------------------------------------------------------------------------------------
 
 
-def measure_pages(repeat: int) -> list[tuple[str, float, float, int]]:
+def pages() -> list[tuple[str, Any, str, bool]]:
+    """(name, user, address, cold) of every measured page; `cold` pages are requested with an empty cache
+    (the study page keeps its agreement figures in the cache until the study's submitted work changes: cold
+    is the first view after a submission)."""
     from django.contrib.auth import get_user_model
-    from django.db import connection
-    from django.test import Client
-    from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
 
-    from corpus.models import Summary
     from protocols.tasks import STUDY_TASKS
-    from studies.models import Assignment, Judgement, Study, StudyItem
+    from studies.models import Assignment, Study
 
-    log(
-        f"scale: {Summary.objects.count()} summaries, {get_user_model().objects.count()} users, "
-        f"{StudyItem.objects.count()} items, {Assignment.objects.count()} assignments, "
-        f"{Judgement.objects.count()} judgements"
-    )
     annotator = get_user_model().objects.get(username="annotator000")
     researcher = get_user_model().objects.get(username="bench-researcher")
     main = Study.objects.get(name=MAIN_STUDY)
     tasks_study = Study.objects.get(name=TASKS_STUDY)
-    pages: list[tuple[str, Any, str]] = [
-        ("annotator dashboard", annotator, reverse("dashboard")),
-    ]
+    result: list[tuple[str, Any, str, bool]] = [("annotator dashboard", annotator, reverse("dashboard"), False)]
     # Grouped by study and task; the filter shows one study's items whose document matches a text.
-    filtered = f"{reverse('dashboard')}?study={Study.objects.get(name=MAIN_STUDY).pk}&task=bertscore&q=d0001"
-    pages.append(("annotator dashboard, filtered", annotator, filtered))
+    filtered = f"{reverse('dashboard')}?study={main.pk}&task=bertscore&q=d0001"
+    result.append(("annotator dashboard, filtered", annotator, filtered, False))
     for task in STUDY_TASKS:
         item = (
             Assignment.objects.filter(
@@ -412,22 +404,46 @@ def measure_pages(repeat: int) -> list[tuple[str, float, float, int]]:
             .order_by("position")
             .first()
         )
-        pages.append((f"task view: {task}", annotator, reverse("annotate", args=[item.pk])))
+        result.append((f"task view: {task}", annotator, reverse("annotate", args=[item.pk]), False))
     done = Assignment.objects.filter(annotator=annotator, item__study_task__study=main).first()
-    pages += [
-        ("task view: bertscore (a submitted item)", annotator, reverse("annotate", args=[done.pk])),
-        ("researcher: studies list", researcher, reverse("studies")),
-        ("researcher: study page, 300k judgements", researcher, reverse("study_detail", args=[main.pk])),
-        ("researcher: study page, every task", researcher, reverse("study_detail", args=[tasks_study.pk])),
-        ("researcher: new study form", researcher, reverse("study_new") + f"?dataset={main.dataset_id}"),
+    main_page = reverse("study_detail", args=[main.pk])
+    tasks_page = reverse("study_detail", args=[tasks_study.pk])
+    result += [
+        ("task view: bertscore (a submitted item)", annotator, reverse("annotate", args=[done.pk]), False),
+        ("researcher: studies list", researcher, reverse("studies"), False),
+        ("researcher: study page, 300k judgements", researcher, main_page, False),
+        ("researcher: study page, 300k judgements, cold", researcher, main_page, True),
+        ("researcher: study page, every task", researcher, tasks_page, False),
+        ("researcher: study page, every task, cold", researcher, tasks_page, True),
+        ("researcher: new study form", researcher, reverse("study_new") + f"?dataset={main.dataset_id}", False),
     ]
+    return result
+
+
+def measure_pages(repeat: int) -> list[tuple[str, float, float, int]]:
+    from django.contrib.auth import get_user_model
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from corpus.models import Summary
+    from studies.models import Assignment, Judgement, StudyItem
+
+    log(
+        f"scale: {Summary.objects.count()} summaries, {get_user_model().objects.count()} users, "
+        f"{StudyItem.objects.count()} items, {Assignment.objects.count()} assignments, "
+        f"{Judgement.objects.count()} judgements"
+    )
     results = []
-    for name, user, url in pages:
+    for name, user, url, cold in pages():
         client = Client(HTTP_HOST="127.0.0.1")
         client.force_login(user)
         assert client.get(url).status_code == 200, url  # warm-up
         times = []
         for _ in range(repeat):
+            if cold:
+                cache.clear()
             with CaptureQueriesContext(connection) as queries:
                 started = time.perf_counter()
                 response = client.get(url)
@@ -435,7 +451,7 @@ def measure_pages(repeat: int) -> list[tuple[str, float, float, int]]:
             assert response.status_code == 200, (url, response.status_code)
         results.append((name, statistics.median(times), max(times), len(queries.captured_queries)))
         log(
-            f"  {name:<42} median {statistics.median(times):8.1f} ms   max {max(times):8.1f} ms   "
+            f"  {name:<46} median {statistics.median(times):8.1f} ms   max {max(times):8.1f} ms   "
             f"{len(queries.captured_queries):3d} queries"
         )
     return results

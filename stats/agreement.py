@@ -133,16 +133,44 @@ def rating_table(
     codes = np.fromiter(map(code.__getitem__, flat), dtype=np.int64, count=len(flat))
     item_of = np.repeat(np.arange(len(items), dtype=np.int64), lengths)
     keep = codes >= 0
+    return _table(items, values, item_of[keep], codes[keep])
+
+
+def _table(items: list[Hashable], values: list[Value], item_of: np.ndarray, codes: np.ndarray) -> RatingTable:
+    """The table of ratings where rating r gave `values[codes[r]]` to `items[item_of[r]]`."""
     width = max(len(values), 1)
-    keys, counts = np.unique(item_of[keep] * width + codes[keep], return_counts=True)
+    keys, counts = np.unique(item_of * width + codes, return_counts=True)
     return RatingTable(
         items=items,
         values=values,
         entry_item=keys // width,
         entry_code=keys % width,
         entry_count=counts.astype(float),
-        raters=np.bincount(item_of[keep], minlength=len(items)).astype(float),
+        raters=np.bincount(item_of, minlength=len(items)).astype(float),
     )
+
+
+@dataclass(frozen=True)
+class CodedLabels:
+    """Labels as arrays, for hundreds of thousands of judgements: judgement j gave the label
+    `labels[label[j]]` to unit `unit[j]` (units numbered 0..n_units-1), as annotator
+    `annotators[annotator[j]]`; an annotator labels a unit at most once. What `Labelled` mappings
+    (unit -> annotator -> label) hold, without a Python object per judgement."""
+
+    unit: np.ndarray
+    annotator: np.ndarray
+    label: np.ndarray
+    n_units: int
+    annotators: list[str]
+    labels: list[Value]
+
+    def rating_table(self) -> RatingTable:
+        """rating_table of the units' labels (units in their numbering, values ordered as rating_table
+        orders them), for the coefficients of Coefficient.rows."""
+        values = _ordered(self.labels)
+        position = {value: index for index, value in enumerate(values)}
+        recode = np.array([position[value] for value in self.labels], dtype=np.int64)
+        return _table(list(range(self.n_units)), values, self.unit, recode[self.label])
 
 
 # Row weights: a (rows x items) sparse matrix. Each row is one computation over the items it weights.
@@ -268,6 +296,13 @@ def _fleiss_rows(table: RatingTable, rows: Rows) -> list[FleissKappa]:
             )
         )
     return results
+
+
+def coded_fleiss_kappa(coded: CodedLabels) -> FleissKappa:
+    """fleiss_kappa of labels given as arrays (the same figures as fleiss_kappa of the same units in the
+    same order)."""
+    table = coded.rating_table()
+    return _fleiss_rows(table, all_rows(table.n_items))[0]
 
 
 def fleiss_kappa(ratings: Ratings) -> FleissKappa:
@@ -1012,10 +1047,23 @@ def annotator_agreements(
     other labels (the annotator's own vote cannot make the majority it is measured against); units with
     fewer, or on which the others tie, are counted in `n_too_few` and `n_ties`.
     """
+    outcomes = annotator_outcomes(labelled, others_only=others_only, min_others=min_others)
+    return annotator_agreement_rows(outcomes, others_only=others_only, min_others=min_others)
+
+
+# Per annotator, how many of their labels agreed, disagreed, met a tie and had too few others to compare.
+Outcomes = dict[str, list[int]]
+
+
+def annotator_outcomes(
+    labelled: Mapping[Hashable, Mapping[str, Value]], *, others_only: bool = False, min_others: int = 2
+) -> Outcomes:
+    """The counts behind annotator_agreements (see there). Outcomes of disjoint units add up
+    (add_outcomes), so tasks read apart can be pooled."""
     # One count per annotator and outcome; a unit's outcome depends only on its multiset of labels, and a
     # task has few of those: each label's majority to compare with is worked out once per multiset, so
     # hundreds of thousands of units cost a sort and a lookup each (the study page does this for every unit).
-    totals: dict[str, list[int]] = {}  # annotator -> count per outcome (_AGREED, _DISAGREED, _TIE, _TOO_FEW)
+    totals: Outcomes = {}  # annotator -> count per outcome (_AGREED, _DISAGREED, _TIE, _TOO_FEW)
     majorities: dict[tuple[Value, ...], dict[Value, int]] = {}
     fewest = min_others + 1 if others_only else 2
     for by_annotator in labelled.values():
@@ -1036,6 +1084,42 @@ def annotator_agreements(
             if counts is None:
                 counts = totals[annotator] = [0, 0, 0, 0]
             counts[_TOO_FEW if outcome_of is None else outcome_of[label]] += 1
+    return totals
+
+
+def coded_annotator_outcomes(coded: CodedLabels, *, others_only: bool = False, min_others: int = 2) -> Outcomes:
+    """annotator_outcomes of labels given as arrays, with array operations: per unit the votes for each
+    label, then per judgement the majority it is compared with (the others' with `others_only`)."""
+    width = max(len(coded.labels), 1)
+    votes = np.bincount(coded.unit * width + coded.label, minlength=coded.n_units * width).reshape(coded.n_units, width)
+    given = votes.sum(axis=1)[coded.unit]
+    compared = votes[coded.unit]
+    if others_only:
+        compared[np.arange(coded.unit.size), coded.label] -= 1
+    top = compared.max(axis=1, initial=0)
+    tie = (top <= 0) | ((compared == top[:, None]).sum(axis=1) > 1)
+    agreed = compared.argmax(axis=1) == coded.label
+    outcome = np.where(tie, _TIE, np.where(agreed, _AGREED, _DISAGREED))
+    outcome[given < (min_others + 1 if others_only else 2)] = _TOO_FEW
+    counts = np.bincount(coded.annotator * 4 + outcome, minlength=len(coded.annotators) * 4).reshape(-1, 4)
+    return {name: [int(n) for n in counts[index]] for index, name in enumerate(coded.annotators) if counts[index].any()}
+
+
+def add_outcomes(*parts: Outcomes) -> Outcomes:
+    """The outcomes of disjoint sets of units, pooled."""
+    totals: Outcomes = {}
+    for part in parts:
+        for annotator, counts in part.items():
+            pooled = totals.setdefault(annotator, [0, 0, 0, 0])
+            for outcome, n in enumerate(counts):
+                pooled[outcome] += n
+    return totals
+
+
+def annotator_agreement_rows(
+    totals: Outcomes, *, others_only: bool = False, min_others: int = 2
+) -> list[AnnotatorAgreement]:
+    """AnnotatorAgreement rows, by annotator name, from their outcomes."""
     rows = []
     for annotator in sorted(totals):
         agreed, disagreed, tie, few = totals[annotator]

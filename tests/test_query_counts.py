@@ -11,6 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from analysis.selectors.analysis import study_agreement
 from corpus.models import Dataset, Summary
 from studies.models import Assignment, Study
 from studies.services.studies import StudySpec, assignment_skip, assignment_submit, study_create
@@ -79,6 +80,9 @@ STUDIES_LIST_QUERIES = 6
 # per task and per annotator (with each annotator's median time per item), and the "cannot judge" summary
 # (its counts and its list in one query).
 STUDY_PAGE_QUERIES = 12
+# The same page while the study's submitted work is unchanged: the agreement figures come from the cache
+# (keyed by each task's submitted count, newest id and latest change), so the labels are not read.
+STUDY_PAGE_CACHED_QUERIES = STUDY_PAGE_QUERIES - 1
 
 
 def test_it_keeps_the_study_pages_query_count_flat(
@@ -104,6 +108,41 @@ def test_it_keeps_the_study_pages_query_count_flat(
         )
     assert queries(lambda: client.get(detail)) == STUDY_PAGE_QUERIES
     assert queries(lambda: client.get(reverse("studies"))) == STUDIES_LIST_QUERIES
+
+
+def test_it_reads_the_labels_again_only_after_the_submitted_work_changed(
+    bertscore_study: Study, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser
+) -> None:
+    client = client_for(rita)
+    detail = reverse("study_detail", args=[bertscore_study.pk])
+    study_task = bertscore_study.tasks.get()
+    items = list(study_task.items.order_by("pk"))
+
+    def submit(item: object, label: str) -> None:
+        for assignment in Assignment.objects.filter(item=item):
+            labels = {u.index: label for u in units_of(assignment)}
+            assignment_submit(assignment=assignment, user=assignment.annotator, labels=labels)
+
+    def shown() -> object:
+        return client.get(detail).context["tasks"][0]["agreement"]
+
+    submit(items[0], "correct")
+    assert queries(lambda: client.get(detail)) == STUDY_PAGE_QUERIES
+    assert queries(lambda: client.get(detail)) == STUDY_PAGE_CACHED_QUERIES
+    dont_know = f"{detail}?dont_know=incorrect"
+    assert queries(lambda: client.get(dont_know)) == STUDY_PAGE_QUERIES  # a figure of its own
+    assert queries(lambda: client.get(dont_know)) == STUDY_PAGE_CACHED_QUERIES
+    before = shown()
+    submit(items[1], "incorrect")  # a new complete item: more units, and a second label
+    assert queries(lambda: client.get(detail)) == STUDY_PAGE_QUERIES
+    after = shown()
+    assert after.n_items > before.n_items and after == study_agreement(study_tasks=[study_task]).tasks[study_task.pk]
+    # Submitting the same item again with other labels changes no count and no id: still read afresh.
+    mine = Assignment.objects.get(item=items[1], annotator=alice)
+    assignment_submit(assignment=mine, user=alice, labels={u.index: "correct" for u in units_of(mine)})
+    assert queries(lambda: client.get(detail)) == STUDY_PAGE_QUERIES
+    assert shown().observed_agreement < after.observed_agreement
+    assert shown() == study_agreement(study_tasks=[study_task]).tasks[study_task.pk]
 
 
 def test_it_lists_one_study_and_five_with_the_same_number_of_queries(

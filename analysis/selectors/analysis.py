@@ -6,12 +6,15 @@ number of queries (streamed where the rows can run into the millions) and hand i
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 from django.contrib.auth.models import AbstractUser
+from django.core.cache import cache
 from django.db.models import Count, F, FilteredRelation, FloatField, Max, Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
@@ -24,9 +27,15 @@ from stats import correlation as corr
 from stats.agreement import (
     LEVELS,
     AnnotatorAgreement,
+    CodedLabels,
     FleissKappa,
     ItemAgreement,
+    add_outcomes,
+    annotator_agreement_rows,
     annotator_agreements,
+    annotator_outcomes,
+    coded_annotator_outcomes,
+    coded_fleiss_kappa,
     fleiss_kappa,
     item_agreements,
     krippendorff_alpha,
@@ -37,6 +46,7 @@ from stats.metaeval import MetaEvaluation, PairGroup, meta_evaluate, meta_evalua
 from stats.spans import HighlightSummary, Span, highlighter_scores, summary_labels, word_labels
 from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
 from studies.selectors.access import studies_readable
+from studies.selectors.studies import TaskProgress
 
 COEFFICIENTS = ("fleiss", "krippendorff", "percent")
 SPAN_UNITS = ("word", "summary")
@@ -74,12 +84,17 @@ def study_task_get(*, task: str, study: Study | None = None, dataset: Dataset | 
 Labelled = dict[Hashable, dict[str, str]]
 
 
+def _label_rows(study_task: StudyTask) -> QuerySet[Judgement, tuple[int, int, str, str]]:
+    """(item id, unit index, annotator, label) of each judgement of the task's submitted assignments."""
+    return Judgement.objects.filter(
+        assignment__item__study_task=study_task, assignment__status=Assignment.Status.SUBMITTED
+    ).values_list("assignment__item_id", "unit_index", "assignment__annotator__username", "label")
+
+
 def unit_labels(*, study_task: StudyTask, label_map: dict[str, str] | None = None) -> Labelled:
     """(item id, unit index) -> annotator -> label, from submitted assignments (streamed)."""
     labelled: dict[Hashable, dict[str, str]] = defaultdict(dict)
-    rows = Judgement.objects.filter(
-        assignment__item__study_task=study_task, assignment__status=Assignment.Status.SUBMITTED
-    ).values_list("assignment__item_id", "unit_index", "assignment__annotator__username", "label")
+    rows = _label_rows(study_task)
     mapping = label_map or {}
     # One string object per distinct name and label, not one per row: a million rows hold a few strings.
     strings: dict[str, str] = {}
@@ -87,6 +102,36 @@ def unit_labels(*, study_task: StudyTask, label_map: dict[str, str] | None = Non
         label = mapping.get(label, label)
         labelled[(item_id, unit_index)][strings.setdefault(annotator, annotator)] = strings.setdefault(label, label)
     return dict(labelled)
+
+
+def coded_unit_labels(*, study_task: StudyTask, label_map: dict[str, str] | None = None) -> CodedLabels:
+    """unit_labels as arrays (stats.agreement.CodedLabels): the same labels, units numbered in the order
+    unit_labels lists them (the order the rows arrive), annotators and labels in order of appearance. For
+    hundreds of thousands of judgements: one query, a few passes over its rows, no dict per unit."""
+    rows = list(_label_rows(study_task))
+    count = len(rows)
+    items = np.fromiter((row[0] for row in rows), dtype=np.int64, count=count)
+    indexes = np.fromiter((row[1] for row in rows), dtype=np.int64, count=count)
+    annotators: dict[str, int] = {}
+    annotator = np.fromiter((annotators.setdefault(row[2], len(annotators)) for row in rows), np.int64, count)
+    raw_labels: dict[str, int] = {}
+    raw = np.fromiter((raw_labels.setdefault(row[3], len(raw_labels)) for row in rows), np.int64, count)
+    mapping = label_map or {}
+    mapped = [mapping.get(label, label) for label in raw_labels]
+    labels = list(dict.fromkeys(mapped))
+    label = np.array([labels.index(value) for value in mapped], dtype=np.int64)[raw]
+    keys = items * (int(indexes.max(initial=0)) + 1) + indexes
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(first.size)  # units numbered by their first row
+    return CodedLabels(
+        unit=rank[inverse.ravel()],
+        annotator=annotator,
+        label=label,
+        n_units=int(first.size),
+        annotators=list(annotators),
+        labels=labels,
+    )
 
 
 @dataclass(frozen=True)
@@ -755,18 +800,52 @@ def study_agreement(*, study_tasks: Iterable[StudyTask], dont_know_as_incorrect:
     """Over a study's tasks: Fleiss' kappa per task (thesis Table 5.1; footnote 4 maps don't know) and, per
     annotator, the share of their labels equal to the majority of the other annotators of the unit, on units
     with at least MIN_OTHER_RATERS other raters, over every task (span tasks per summary, as on the analysis
-    page; BUMP's edits, where agreement is undefined, left out). Each task's labels are fetched once."""
+    page; BUMP's edits, where agreement is undefined, left out). Each task's labels are fetched once; judged
+    units are read as arrays (coded_unit_labels: a study of 300,000 judgements has as many units x raters)."""
     kappas: dict[int, FleissKappa] = {}
-    pooled: Labelled = {}
+    outcomes = []
+    others = {"others_only": True, "min_others": MIN_OTHER_RATERS}
     for study_task in study_tasks:
-        if get_task(study_task.task).edit:
+        task = get_task(study_task.task)
+        if task.edit:
             kappas[study_task.pk] = FleissKappa(None, 0, 0, 0, reason=EDIT_AGREEMENT_UNDEFINED)
-            continue
-        task, labels = task_labels(
-            study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=SPAN_UNITS
-        )
-        kappas[study_task.pk] = agreement_of(task, labels["word"] if task.spans else labels["unit"], "fleiss")
-        for unit, by_annotator in (labels["summary"] if task.spans else labels["unit"]).items():
-            pooled[(study_task.pk, unit)] = by_annotator
-    annotators = annotator_agreements(pooled, others_only=True, min_others=MIN_OTHER_RATERS)
+        elif task.spans:
+            _, labels = task_labels(study_task=study_task, span_units=SPAN_UNITS)
+            kappas[study_task.pk] = agreement_of(task, labels["word"], "fleiss")
+            outcomes.append(annotator_outcomes(labels["summary"], **others))
+        else:
+            label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else None
+            coded = coded_unit_labels(study_task=study_task, label_map=label_map)
+            kappas[study_task.pk] = coded_fleiss_kappa(coded)
+            outcomes.append(coded_annotator_outcomes(coded, **others))
+    annotators = annotator_agreement_rows(add_outcomes(*outcomes), **others)
     return StudyAgreement(kappas, {row.annotator: row for row in annotators}, MIN_OTHER_RATERS)
+
+
+# A bound on how long a change that bypasses the services (a judgement edited in the admin) goes unseen.
+STUDY_AGREEMENT_CACHE_SECONDS = 24 * 3600
+
+
+def study_agreement_cached(
+    *,
+    study: Study,
+    study_tasks: list[StudyTask],
+    progress: Mapping[int, TaskProgress],
+    dont_know_as_incorrect: bool = False,
+) -> StudyAgreement:
+    """study_agreement, kept in the cache under the state of each task's submitted work (`progress`, from
+    studies.selectors.studies.study_task_progress: submitted count, newest id, latest change). Agreement
+    reads only submitted work, and every submission, import or withdrawal changes that state, so a page
+    after a change computes afresh (it reads every judgement of the study: about a second at 300,000) and
+    every later one costs no query of its own."""
+    state = ";".join(
+        f"{task.pk}:{task.task}:{progress[task.pk].submitted_state if task.pk in progress else ()}"
+        for task in study_tasks
+    )
+    digest = hashlib.sha256(state.encode()).hexdigest()[:32]
+    key = f"study-agreement:1:{study.pk}:{int(dont_know_as_incorrect)}:{digest}"
+    return cache.get_or_set(  # type: ignore[no-any-return]
+        key,
+        lambda: study_agreement(study_tasks=study_tasks, dont_know_as_incorrect=dont_know_as_incorrect),
+        STUDY_AGREEMENT_CACHE_SECONDS,
+    )

@@ -22,9 +22,9 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
     study = visible_study(request, study_id)
     dont_know_as_incorrect = request.GET.get("dont_know") == "incorrect"
     study_tasks = list(study.tasks.all())
-    task_progress = selectors.study_task_progress(study=study)
-    agreement = analysis_selectors.study_agreement(
-        study_tasks=study_tasks, dont_know_as_incorrect=dont_know_as_incorrect
+    task_progress = selectors.study_task_progress(study=study, study_tasks=study_tasks)
+    agreement = analysis_selectors.study_agreement_cached(
+        study=study, study_tasks=study_tasks, progress=task_progress, dont_know_as_incorrect=dont_know_as_incorrect
     )
     tasks = [
         {
@@ -35,7 +35,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
         }
         for study_task in study_tasks
     ]
-    progress = selectors.study_progress(study=study)
+    progress = selectors.study_progress(study=study, study_tasks=study_tasks)
     annotators = [{"progress": row, "agreement": agreement.annotators.get(row.username)} for row in progress]
     return render(
         request,

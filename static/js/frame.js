@@ -231,7 +231,10 @@
     const commentEl = document.getElementById("comment");
     const submitEl = document.getElementById("submit");
     const remainingEl = document.getElementById("remaining");
+    // Two live regions: what the annotator asked for (submit, what is missing, a task's hint) and, apart,
+    // what the background draft saves report, so a draft saved a moment later never replaces the answer.
     const statusEl = document.getElementById("save-status");
+    const draftStatusEl = document.getElementById("draft-status");
     const helpEl = document.getElementById("help");
     const examplesEl = document.getElementById("examples");
     const examplesButton = document.getElementById("open-examples");
@@ -260,7 +263,7 @@
     const restored = state.draftKey ? newest([state.draft, readLocalDraft()]) : null;
     if (restored) {
       activeSeconds = Number(restored.seconds) || 0;
-      statusEl.textContent = "Restored your unsubmitted work on this item.";
+      draftStatusEl.textContent = "Restored your unsubmitted work on this item.";
     }
 
     const unitByIndex = new Map((state.units || []).map((unit) => [unit.index, unit]));
@@ -337,14 +340,14 @@
       try {
         const { ok, status, answer } = await postJson(endpoints.draftUrl, { draft: snapshot() }, { keepalive: true });
         if (!ok) {
-          frame.announce("Draft not saved on the server: " + errorText(answer, "HTTP " + status));
+          draftStatusEl.textContent = "Draft not saved on the server: " + errorText(answer, "HTTP " + status);
         } else {
-          frame.announce("Draft saved.");
+          draftStatusEl.textContent = "Draft saved.";
           if (task.serverDraftSaved) task.serverDraftSaved(answer);
         }
       } catch {
         serverDirty = true;
-        frame.announce("Offline: your work is kept in this browser and is sent when the connection is back.");
+        draftStatusEl.textContent = "Offline: your work is kept in this browser and is sent when the connection is back.";
       } finally {
         serverBusy = false;
         if (serverDirty && navigator.onLine !== false) scheduleServer(3000);

@@ -4,16 +4,16 @@ a user may see: studies.selectors.access)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.utils import timezone
 
 from common.aggregates import Median
 from protocols.tasks import get_task
-from studies.models import Assignment, Judgement, Study, StudyItem
+from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
 
 # An annotator counts as active when they submitted, saved a draft or opened an item this recently.
 ACTIVE_WINDOW = timedelta(hours=1)
@@ -37,13 +37,23 @@ class AnnotatorProgress:
     median_seconds: float | None = None  # median active time of a submitted item (TIMED); None: none timed
 
 
-def study_progress(*, study: Study) -> list[AnnotatorProgress]:
+def _of_study(study: Study, study_tasks: Sequence[StudyTask] | None, path: str = "item__study_task") -> Q:
+    """The rows of a study's items (`path` leads from the row to its StudyTask). Given the study's tasks, by
+    their ids: PostgreSQL then knows how many items each holds (its statistics of the column) and hashes
+    the assignments; through the join it guesses an average task and loops over an index once per item,
+    about three times slower at 10,000 items (docs/PERFORMANCE.md)."""
+    if study_tasks is None:
+        return Q(**{f"{path}__study": study})
+    return Q(**{f"{path}__in": [task.pk for task in study_tasks]})
+
+
+def study_progress(*, study: Study, study_tasks: Sequence[StudyTask] | None = None) -> list[AnnotatorProgress]:
     """Per annotator: items assigned (without those given away), done, open, given away, marked "cannot
-    judge", active time and the median time per item."""
+    judge", active time and the median time per item. `study_tasks`: the study's tasks, if already read."""
     live = ~Q(status=Assignment.Status.RECLAIMED)
     rows = {
         row["annotator"]: row
-        for row in Assignment.objects.filter(item__study_task__study=study)
+        for row in Assignment.objects.filter(_of_study(study, study_tasks))
         .values("annotator", "annotator__username")
         .annotate(
             assigned=Count("id", filter=live),
@@ -84,19 +94,29 @@ class TaskProgress:
     assignments: int
     done: int
     seconds: float
+    # The state of the task's submitted work: how many, the newest id and the latest change. Agreement is
+    # computed from submitted work only, so equal states mean equal agreement (the study page's cache key).
+    submitted_state: tuple[object, ...] = ()
 
     @property
     def percent(self) -> int:
         return self.complete_items * 100 // self.items if self.items else 0
 
 
-def complete_items(*, studies: list[int], by: str) -> dict[Hashable, tuple[int, int]]:
+def complete_items(
+    *, studies: list[int], by: str, study_tasks: Sequence[StudyTask] | None = None
+) -> dict[Hashable, tuple[int, int]]:
     """Group (the value of the field `by` of each item of the studies) -> (items, items done). An item is done
     when it has as many submitted assignments as its study's annotators per item (k): all k judgements are
     in. One query, however many items: the submitted assignments are counted per item once (a hashed
-    subquery)."""
+    subquery). `study_tasks`: every task of the studies, if already read (see _of_study)."""
+    if study_tasks is None:
+        of_items, of_assignments = Q(study_task__study__in=studies), Q(item__study_task__study__in=studies)
+    else:
+        ids = [task.pk for task in study_tasks]
+        of_items, of_assignments = Q(study_task__in=ids), Q(item__study_task__in=ids)
     complete = (
-        Assignment.objects.filter(item__study_task__study__in=studies, status=Assignment.Status.SUBMITTED)
+        Assignment.objects.filter(of_assignments, status=Assignment.Status.SUBMITTED)
         .order_by()
         .values("item")
         .annotate(n=Count("pk"))
@@ -104,7 +124,7 @@ def complete_items(*, studies: list[int], by: str) -> dict[Hashable, tuple[int, 
         .values("item")
     )
     rows = (
-        StudyItem.objects.filter(study_task__study__in=studies)
+        StudyItem.objects.filter(of_items)
         .order_by()
         .values(by)
         .annotate(n=Count("pk"), done=Count("pk", filter=Q(pk__in=complete)))
@@ -113,17 +133,25 @@ def complete_items(*, studies: list[int], by: str) -> dict[Hashable, tuple[int, 
     return {group: (n, done) for group, n, done in rows}
 
 
-def study_task_progress(*, study: Study) -> dict[int, TaskProgress]:
-    """Per study task: items, items done (k submitted judgements), assignments done; two grouped queries."""
-    items = complete_items(studies=[study.pk], by="study_task")
+def study_task_progress(*, study: Study, study_tasks: Sequence[StudyTask] | None = None) -> dict[int, TaskProgress]:
+    """Per study task: items, items done (k submitted judgements), assignments done and the state of the
+    submitted work; two grouped queries. `study_tasks`: the study's tasks, if already read."""
+    items = complete_items(studies=[study.pk], by="study_task", study_tasks=study_tasks)
+    submitted = Q(status=Assignment.Status.SUBMITTED)
     work = {
         row["item__study_task"]: row
         # A "cannot judge" is no work to do; study_skips counts it.
-        for row in Assignment.objects.filter(item__study_task__study=study)
+        for row in Assignment.objects.filter(_of_study(study, study_tasks))
         .exclude(status__in=[Assignment.Status.RECLAIMED, Assignment.Status.SKIPPED])
         .values("item__study_task")
         .annotate(
-            n=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)), seconds=Sum("time_spent")
+            n=Count("id"),
+            done=Count("id", filter=submitted),
+            seconds=Sum("time_spent"),
+            # A submission saves its assignment (updated_at), an import creates new ones (ids), and work
+            # that stops being submitted lowers the count: each changes the state.
+            newest=Max("id", filter=submitted),
+            changed=Max("updated_at", filter=submitted),
         )
     }
     return {
@@ -134,6 +162,7 @@ def study_task_progress(*, study: Study) -> dict[int, TaskProgress]:
             assignments=work.get(task_id, {}).get("n", 0),
             done=work.get(task_id, {}).get("done", 0),
             seconds=work.get(task_id, {}).get("seconds") or 0.0,
+            submitted_state=tuple(work.get(task_id, {}).get(field) for field in ("done", "newest", "changed")),
         )
         for task_id, (n, done) in items.items()
     }

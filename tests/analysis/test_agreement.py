@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractUser
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from analysis.selectors.analysis import coded_unit_labels, unit_labels
 from stats.agreement import fleiss_kappa
 from studies.models import Assignment, Study
 from studies.services.studies import assignment_submit
@@ -97,6 +98,33 @@ def test_it_reports_the_study_kappa_in_json_and_on_the_researcher_page(
     page = client_for(rita).get(reverse("study_detail", args=[bertscore_study.pk]))
     assert page.context["tasks"][0]["agreement"].value == pytest.approx(plain["value"])
     assert f"{plain['value']:.3f}" in page.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("label_map", [None, {"dont_know": "incorrect"}])
+def test_it_reads_the_same_labels_as_arrays(
+    bertscore_study: Study, alice: AbstractUser, bob: AbstractUser, label_map: dict[str, str] | None
+) -> None:
+    """The study page reads judged units as arrays (coded_unit_labels): the same units, annotators and
+    labels as unit_labels, units in its order, "don't know" mapped alike; unsubmitted work left out."""
+    for user in (alice, bob):
+        assignments = Assignment.objects.filter(annotator=user, item__study_task__study=bertscore_study)
+        for number, assignment in enumerate(assignments.order_by("pk")[:3]):
+            choices = ("correct", "incorrect", "dont_know")
+            labels = {u.index: choices[(u.index + number + len(user.username)) % 3] for u in units_of(assignment)}
+            assignment_submit(assignment=assignment, user=user, labels=labels)
+    Assignment.objects.filter(annotator=bob, status=Assignment.Status.SUBMITTED).update(
+        status=Assignment.Status.ASSIGNED
+    )  # withdrawn: bob's judgements stay in the table and must not be read
+    study_task = bertscore_study.tasks.get()
+    expected = unit_labels(study_task=study_task, label_map=label_map)
+    coded = coded_unit_labels(study_task=study_task, label_map=label_map)
+    assert coded.n_units == len(expected) > 10 and coded.annotators == ["alice"]
+    rebuilt: list[dict[str, str]] = [{} for _ in range(coded.n_units)]
+    for unit, annotator, label in zip(coded.unit, coded.annotator, coded.label, strict=True):
+        rebuilt[unit][coded.annotators[annotator]] = coded.labels[label]
+    assert rebuilt == list(expected.values())
+    assert ("dont_know" in coded.labels) == (label_map is None)
 
 
 @pytest.mark.django_db

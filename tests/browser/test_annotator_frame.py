@@ -59,6 +59,11 @@ def test_it_says_what_is_missing_and_goes_there_when_an_incomplete_item_is_submi
     page.keyboard.press("Control+Enter")
     assert "Not submitted yet: 1 missing" in status.text_content()
     assert page.evaluate(FOCUSED) == "2"
+    # The draft of the two judgements is saved in the background after the submit: it reports in a live
+    # region of its own and never replaces what is missing.
+    page.wait_for_function("document.getElementById('draft-status').textContent === 'Draft saved.'")
+    assert "Not submitted yet: 1 missing" in status.text_content()
+    assert page.locator("#draft-status").get_attribute("role") == "status"
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.ASSIGNED and not Judgement.objects.filter(assignment=assignment)
 

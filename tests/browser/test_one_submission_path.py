@@ -34,7 +34,7 @@ def test_it_saves_an_annotators_draft_and_submission_through_the_api(
     page.keyboard.press("ArrowRight")
     for _ in units_of(first):
         page.keyboard.press("1")
-    page.wait_for_function("document.getElementById('save-status').textContent === 'Draft saved.'")
+    page.wait_for_function("document.getElementById('draft-status').textContent === 'Draft saved.'")
     page.keyboard.press("Control+Enter")
     page.wait_for_url(live_server.url + reverse("annotate", args=[second.pk]))
     assert live_server.url + reverse("api_assignment_draft", args=[first.pk]) in sent

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from corpus.models import Dataset
 from studies.models import Assignment, StudyItem
-from studies.services.studies import StudySpec, assignment_submit, study_create
+from studies.services.studies import StudySpec, assignment_skip, assignment_submit, study_create
 from tests.browser.conftest import open_as
 from tests.browser.test_accessibility import serious_violations
 
@@ -46,6 +46,9 @@ def test_it_shows_a_studys_progress_time_and_agreement_at_a_glance(
             label = "no" if assignment.annotator == carol and item == items[0] else "yes"
             seconds = {"alice": 10, "bob": 20, "carol": 30}[assignment.annotator.username]
             assignment_submit(assignment=assignment, user=assignment.annotator, labels={"0": label}, seconds=seconds)
+    # alice cannot judge one FEQA item.
+    feqa_item = Assignment.objects.filter(annotator=alice, item__study_task__task="feqa").order_by("pk").first()
+    assignment_skip(assignment_id=feqa_item.pk, user=alice, reason="not_english", note="")
 
     open_as(page, live_server.url, rita, reverse("studies"))
     bar = page.get_by_role("progressbar", name="Items done: Glance")
@@ -69,4 +72,10 @@ def test_it_shows_a_studys_progress_time_and_agreement_at_a_glance(
     assert carol_row.locator("td.agreement").inner_text() == "50% of 2 units"
     # alice: on item 0 the others tie (bob yes, carol no), on item 1 they say yes as she did.
     assert table.locator("tr[data-annotator='alice'] td.agreement").inner_text() == "100% of 1 unit"
+    # The items each annotator could not judge, in both per-annotator tables.
+    assert [table.locator(f"tr[data-annotator='{name}'] td.skipped").inner_text() for name in ("alice", "bob")] == [
+        "1",
+        "0",
+    ]
+    assert page.locator("#annotator-progress tr[data-annotator='alice'] td.skipped").inner_text() == "1"
     assert serious_violations(page) == []

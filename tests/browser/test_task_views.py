@@ -351,11 +351,11 @@ def test_it_keeps_drafts_across_a_reload_and_on_another_device(
     assignment = open_item(page, live_server, alice, task)
     for key in keys:
         page.keyboard.press(key)
-    page.wait_for_function("document.getElementById('save-status').textContent === 'Draft saved.'")
+    page.wait_for_function("document.getElementById('draft-status').textContent === 'Draft saved.'")
     page.reload()
     page.wait_for_selector("#submit")
     assert page.evaluate(read_back) == expected
-    assert "Restored" in page.locator("#save-status").text_content()
+    assert "Restored" in page.locator("#draft-status").text_content()
 
     # Another device (no browser storage) continues from the server's copy.
     other = browser.new_context(viewport={"width": 1280, "height": 720})
@@ -375,12 +375,12 @@ def test_it_keeps_work_while_the_connection_is_lost_and_sends_it_when_it_is_back
     assignment = open_item(page, live_server, alice, "factuality")
     page.context.set_offline(True)
     page.keyboard.press("1")
-    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Offline')")
+    page.wait_for_function("document.getElementById('draft-status').textContent.startsWith('Offline')")
     assignment.refresh_from_db()
     assert assignment.draft == {}
     page.context.set_offline(False)
     page.evaluate("window.dispatchEvent(new Event('online'))")
-    page.wait_for_function("document.getElementById('save-status').textContent === 'Draft saved.'")
+    page.wait_for_function("document.getElementById('draft-status').textContent === 'Draft saved.'")
     assignment.refresh_from_db()
     assert assignment.draft["task"]["labels"] == {"0": "yes"}
 

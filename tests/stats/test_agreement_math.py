@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import pytest
 
 from stats.agreement import (
+    CodedLabels,
+    add_outcomes,
     agreement,
     agreement_by_group,
     agreement_interval,
+    annotator_agreement_rows,
     annotator_agreements,
+    annotator_outcomes,
     bin_scores,
     brennan_prediger,
+    coded_annotator_outcomes,
+    coded_fleiss_kappa,
     fleiss_kappa,
     gwet_ac,
     item_agreements,
@@ -343,3 +350,53 @@ def test_it_treats_nan_as_missing_and_refuses_infinite_or_negative_numbers_where
     assert fleiss_kappa(odd).category_proportions.keys() == {"\x00", "\ud800", "a"}
     with pytest.raises(ValueError, match="unknown coefficient 'kappa'"):
         agreement(odd, "kappa")
+
+
+def coded(labelled: dict[int, dict[str, str]]) -> CodedLabels:
+    """The labels as arrays, units numbered in the mapping's order (as coded_unit_labels numbers them)."""
+    judgements = [
+        (unit, name, label) for unit, labels in enumerate(labelled.values()) for name, label in labels.items()
+    ]
+    names = list(dict.fromkeys(name for _, name, _ in judgements))
+    values = list(dict.fromkeys(label for _, _, label in judgements))
+    return CodedLabels(
+        unit=np.array([unit for unit, _, _ in judgements], dtype=np.int64),
+        annotator=np.array([names.index(name) for _, name, _ in judgements], dtype=np.int64),
+        label=np.array([values.index(label) for _, _, label in judgements], dtype=np.int64),
+        n_units=len(labelled),
+        annotators=names,
+        labels=values,
+    )
+
+
+@pytest.mark.parametrize(("others_only", "min_others"), [(False, 2), (True, 1), (True, 2), (True, 3)])
+def test_it_gives_the_same_figures_from_arrays_as_from_mappings(others_only: bool, min_others: int) -> None:
+    """The study page's array path (hundreds of thousands of judgements) against the mapping path: equal
+    outcomes per annotator, equal rows, and Fleiss' kappa equal to the last bit, ties and lone raters included."""
+    import random
+
+    rng = random.Random(11)
+    labelled = {
+        unit: {name: rng.choice(["yes", "no", "dont_know"]) for name in rng.sample("pqrstu", rng.randint(1, 5))}
+        for unit in range(3000)
+    }
+    arrays = coded(labelled)
+    expected = annotator_outcomes(labelled, others_only=others_only, min_others=min_others)
+    assert coded_annotator_outcomes(arrays, others_only=others_only, min_others=min_others) == expected
+    assert annotator_agreement_rows(expected, others_only=others_only, min_others=min_others) == annotator_agreements(
+        labelled, others_only=others_only, min_others=min_others
+    )
+    assert coded_fleiss_kappa(arrays) == fleiss_kappa(
+        {unit: list(labels.values()) for unit, labels in labelled.items()}
+    )
+    # Two halves pooled are the whole.
+    halves = [{u: labels for u, labels in labelled.items() if u % 2 == side} for side in (0, 1)]
+    parts = [annotator_outcomes(half, others_only=others_only, min_others=min_others) for half in halves]
+    assert add_outcomes(*parts) == expected
+
+
+def test_it_has_no_figures_from_no_arrays() -> None:
+    empty = coded({})
+    assert coded_annotator_outcomes(empty, others_only=True) == {}
+    assert coded_fleiss_kappa(empty) == fleiss_kappa({})
+    assert coded_fleiss_kappa(empty).reason == "no judgements yet"

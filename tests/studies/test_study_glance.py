@@ -15,7 +15,14 @@ from django.utils import timezone
 from corpus.models import Dataset
 from studies.models import Assignment, Study, StudyItem
 from studies.selectors.studies import studies_glance, study_progress, study_task_progress
-from studies.services.studies import StudySpec, assignment_draft_save, assignment_submit, assignment_touch, study_create
+from studies.services.studies import (
+    StudySpec,
+    assignment_draft_save,
+    assignment_skip,
+    assignment_submit,
+    assignment_touch,
+    study_create,
+)
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -127,6 +134,7 @@ def test_it_shows_progress_bars_and_each_annotators_time_and_agreement_with_the_
         submit(mine[name][items[1].pk], "yes", 20)
     for name in ("alice", "bob"):
         submit(mine[name][items[2].pk], "no", 40)
+    assignment_skip(assignment_id=mine["carol"][items[2].pk].pk, user=carol, reason="not_english")  # cannot judge
     page = client_for(rita).get(reverse("study_detail", args=[study.pk])).content.decode()
     bar = re.search(r'<table class="table" id="task-bars">.*?</table>', page, re.S).group(0)
     assert 'role="progressbar" aria-label="Items done: Factuality' in bar
@@ -142,8 +150,10 @@ def test_it_shows_progress_bars_and_each_annotators_time_and_agreement_with_the_
 
     # alice and bob each agree with the two others' majority on item 1 and are compared on nothing else
     # (item 0: the others tie; item 2: one other rater); carol disagrees on item 0 and agrees on item 1.
-    assert cells("alice") == ["alice", str(len(items)), "3", "20 s", "100% of 1 unit"]
-    assert cells("carol") == ["carol", str(len(items)), "2", "15 s", "50% of 2 units"]
+    assert cells("alice") == ["alice", str(len(items)), "3", "0", "20 s", "100% of 1 unit"]
+    assert cells("carol") == ["carol", str(len(items)), "2", "1", "15 s", "50% of 2 units"]
+    progress = re.search(r'<table class="table" id="annotator-progress">.*?</table>', page, re.S).group(0)
+    assert re.search(r'<tr data-annotator="carol">.*?<td class="skipped">1</td>', progress, re.S)
     nobody = factuality_study(small_dataset, [alice, bob], rita, k=2)
     submit(assignments_of(nobody, alice)[0], "yes", 0)
     page = client_for(rita).get(reverse("study_detail", args=[nobody.pk])).content.decode()
