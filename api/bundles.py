@@ -54,18 +54,18 @@ class BundleListApi(APIView):
     permission_classes = RESEARCHERS
     parser_classes = [MultiPartParser]
 
-    class ImportInput(serializers.Serializer):
+    class BundleImportInput(serializers.Serializer):
         file = serializers.FileField(help_text="a study bundle (docs/BUNDLES.md)")
 
     @extend_schema(
-        request=ImportInput,
+        request=BundleImportInput,
         responses={201: BundleImportOutput, 400: None, 413: None},
         description="Checks the whole bundle, then imports it in one transaction. A bad bundle answers 400 with "
         "`errors` naming member file, line and field, and changes nothing. A body over FAITHANNO_UPLOAD_MAX_BYTES "
         "answers 413; a bundle unpacking to more than FAITHANNO_BUNDLE_MAX_BYTES is refused.",
     )
     def post(self, request: Request) -> Response:
-        payload = self.ImportInput(data=request.data)
+        payload = self.BundleImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         upload = payload.validated_data["file"]
         if upload.size > settings.FAITHANNO_UPLOAD_MAX_BYTES:

@@ -26,6 +26,8 @@ OLD_LAYOUT = [
     ("corpus", None),
     ("studies", None),
     ("accounts", None),
+    # Apps newer than the old layout whose tables refer to the moved models: not there yet.
+    ("bundles", None),
 ]
 # Every table the moved models and scoring write, the many-to-many tables of Study included.
 TABLES = [
