@@ -19,7 +19,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import Q
 
 from accounts.services import role_group
@@ -152,21 +152,38 @@ def study_bundle_import(
     source.seek(0)
     with zipfile.ZipFile(source) as archive:
         manifest_sha256 = hashlib.sha256(archive.read(MANIFEST)).hexdigest()
-    with transaction.atomic():
-        result = _write(contents, user, told)
-        BundleImport.objects.create(
-            bundle_id=manifest["bundle_id"],
-            format_version=manifest["format_version"],
-            app_version=manifest["app_version"],
-            manifest_sha256=manifest_sha256,
-            study=result.study,
-            dataset=result.dataset,
-            usernames=result.usernames,
-            ignored_members=contents.ignored,
-            imported_by=user,
-        )
+    try:
+        with transaction.atomic():
+            result = _write(contents, user, told)
+            _recorded(manifest, manifest_sha256, result, contents, user)
+    except IntegrityError:
+        # Another import of the same bundle committed in the meantime (the check above ran before it).
+        if BundleImport.objects.filter(bundle_id=manifest["bundle_id"]).exists():
+            message = "this bundle was imported at the same time by another request"
+            raise invalid(MANIFEST, message, field="bundle_id") from None
+        raise
     result.ignored_members = list(contents.ignored)
     return result
+
+
+def _recorded(
+    manifest: dict[str, Any],
+    manifest_sha256: str,
+    result: BundleImportResult,
+    contents: BundleContents,
+    user: AbstractUser | None,
+) -> None:
+    BundleImport.objects.create(
+        bundle_id=manifest["bundle_id"],
+        format_version=manifest["format_version"],
+        app_version=manifest["app_version"],
+        manifest_sha256=manifest_sha256,
+        study=result.study,
+        dataset=result.dataset,
+        usernames=result.usernames,
+        ignored_members=contents.ignored,
+        imported_by=user,
+    )
 
 
 def _write(contents: BundleContents, user: AbstractUser | None, told: Progress) -> BundleImportResult:
