@@ -239,3 +239,19 @@ def test_it_answers_a_bad_bundle_on_the_api_with_the_errors_and_an_oversized_one
     )
     assert big.status_code == 413
     assert changed_tables(before, database_state()) == ["authtoken_token"]  # rita's API token, made above
+
+
+def test_it_prints_each_problem_on_the_command_line_and_writes_nothing(bundle: bytes, tmp_path: Any) -> None:
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    path = tmp_path / "newer.zip"
+    path.write_bytes(rebuilt(bundle, manifest=lambda meta: meta.update(format_version=3)))
+    before = database_state()
+    with pytest.raises(CommandError) as raised:
+        call_command("import_study", str(path))
+    assert str(raised.value).startswith("Import failed, nothing was written.\n  manifest.json, format_version: ")
+    assert "format version 3" in str(raised.value)
+    assert changed_tables(before, database_state()) == []
+    with pytest.raises(CommandError, match="No study with id 999999"):
+        call_command("export_study", "--study", "999999", "--output", str(tmp_path / "x.zip"))
