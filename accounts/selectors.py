@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -15,6 +16,16 @@ from common import roles
 def api_token_get(*, user: AbstractUser) -> Token | None:
     """The user's API token, or None before they created one."""
     return Token.objects.filter(user=user).first()
+
+
+def users_named(*, usernames: Sequence[str]) -> list[Any]:
+    """The accounts with these usernames; unknown names are left out (the caller names them)."""
+    return list(get_user_model().objects.filter(username__in=list(usernames)))
+
+
+def user_get(*, user_id: int) -> Any:
+    """One account by id; raises the user model's DoesNotExist."""
+    return get_user_model().objects.get(pk=user_id)
 
 
 def annotator_accounts() -> QuerySet[Any]:

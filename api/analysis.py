@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpResponse
-from django.shortcuts import get_object_or_404
+from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -26,6 +25,7 @@ from stats.crowd_quality import MAJORITY
 from stats.crowd_quality import METHODS as AGGREGATION_METHODS
 from stats.metaeval import BALANCED_ACCURACY, PROTOCOLS
 from studies.models import Study, StudyTask
+from studies.selectors.tasks import dataset_imported_study, dataset_imported_tasks, study_tasks
 
 # Resamples for a confidence interval: the command's default; more would let one request hold a worker.
 MAX_BOOTSTRAP = 1000
@@ -174,8 +174,6 @@ def _agreement_analysis(study_task: StudyTask, query: dict[str, Any]) -> dict[st
 
 
 def _agreements(tasks: Any, query: dict[str, Any]) -> list[dict[str, Any]]:
-    if query.get("task"):
-        tasks = tasks.filter(task=query["task"])
     return [
         {
             **vars(
@@ -185,7 +183,7 @@ def _agreements(tasks: Any, query: dict[str, Any]) -> list[dict[str, Any]]:
             ),
             "analysis": _agreement_analysis(study_task, query),
         }
-        for study_task in tasks.select_related("study__dataset")
+        for study_task in tasks
     ]
 
 
@@ -199,7 +197,8 @@ class StudyAgreementApi(APIView):
         study = visible_study(request, study_id)
         query = _query(AgreementQuery, request)
         try:
-            return Response(AgreementOutput(_agreements(study.tasks, query), many=True).data)
+            tasks = study_tasks(study=study, task=query.get("task"))
+            return Response(AgreementOutput(_agreements(tasks, query), many=True).data)
         except selectors.AnalysisError as exc:
             return _analysis_error(exc)
 
@@ -213,7 +212,7 @@ class DatasetAgreementApi(APIView):
     def get(self, request: Request, dataset_id: int) -> Response:
         dataset = dataset_or_404(dataset_id)
         query = _query(AgreementQuery, request)
-        imported = StudyTask.objects.filter(study__dataset=dataset, study__kind=Study.Kind.IMPORTED)
+        imported = dataset_imported_tasks(dataset=dataset, task=query.get("task"))
         try:
             return Response(AgreementOutput(_agreements(imported, query), many=True).data)
         except selectors.AnalysisError as exc:
@@ -455,9 +454,10 @@ class DatasetJudgementsExportApi(APIView):
 
     @DOWNLOAD
     def get(self, request: Request, dataset_id: int, format_name: str) -> HttpResponse:
-        study = get_object_or_404(
-            Study.objects.select_related("dataset"), dataset_id=dataset_id, kind=Study.Kind.IMPORTED
-        )
+        try:
+            study = dataset_imported_study(dataset_id=dataset_id)
+        except Study.DoesNotExist:
+            raise Http404("The dataset has no imported judgements.") from None
         return judgements_download(study=study, format_name=format_name, filename=f"dataset-{dataset_id}-judgements")
 
 

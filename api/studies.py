@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
@@ -14,26 +13,32 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.selectors import users_named
 from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
-from common.validation import InputError, errors_by_field, printable
+from common.validation import errors_by_field, printable
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, get_task
-from studies.forms import annotator_accounts, study_spec_parse
-from studies.models import Assignment
+from studies.forms import study_spec_parse
+from studies.models import Assignment, StudyExample
 from studies.selectors import assignments as assignment_selectors
 from studies.selectors import studies as selectors
 from studies.selectors.access import studies_for_user
+from studies.selectors.examples import study_example_visible
 from studies.selectors.selection import SELECTION_MODES
+from studies.selectors.task_state import task_state
+from studies.selectors.tasks import annotators_outside_study, study_tasks
+from studies.services.examples import study_example_annotate
 from studies.services.studies import (
+    MAX_COMMENT_CHARS,
     MAX_REPORTED_SECONDS,
     MAX_SKIP_NOTE_CHARS,
     annotators_added_message,
+    assignment_draft_save,
     assignment_skip,
     assignment_submit,
     study_annotators_add,
     study_create,
 )
-from studies.views.frame import submission_arguments, task_state
 
 
 class StudyOutput(serializers.Serializer):
@@ -139,7 +144,7 @@ class StudyListApi(ListAPIView):
         data = payload.validated_data
         dataset = dataset_or_404(data["dataset"])
         usernames = data["annotators"]
-        users = list(get_user_model().objects.filter(username__in=usernames))
+        users = users_named(usernames=usernames)
         unknown = sorted(set(usernames) - {user.get_username() for user in users})
         if unknown:
             return Response({"annotators": [f"Unknown users: {printable(', '.join(unknown))}."]}, status=400)
@@ -181,7 +186,7 @@ class StudyAnnotatorsApi(APIView):
         payload = self.AnnotatorsAddInput(data=request.data)
         payload.is_valid(raise_exception=True)
         usernames = payload.validated_data["annotators"]
-        users = list(annotator_accounts().filter(username__in=usernames).exclude(pk__in=study.annotators.all()))
+        users = annotators_outside_study(study=study, usernames=usernames)
         unknown = sorted(set(usernames) - {user.get_username() for user in users})
         if unknown:
             return Response({"annotators": [f"Not annotators outside this study: {', '.join(unknown)}."]}, status=400)
@@ -212,7 +217,7 @@ class StudyDetailApi(APIView):
                 "options": study_task.options,
                 "progress": progress.get(study_task.pk),
             }
-            for study_task in study.tasks.all()
+            for study_task in study_tasks(study=study)
         ]
         body = StudyOutput(study).data
         body["tasks"] = StudyTaskOutput(tasks, many=True).data
@@ -301,34 +306,80 @@ class AssignmentDetailApi(APIView):
         return Response(AssignmentDetailOutput(assignment).data)
 
 
-class AssignmentSubmitApi(APIView):
-    """Submit the annotator's complete work on an item (again: replaces it), as the annotation view does."""
+def refused(exc: PermissionDenied | ValidationError) -> Response:
+    """A service's refusal of an annotator's or researcher's work: 403 for work that is no longer theirs,
+    else 400 with the messages (the annotation view shows them as they are)."""
+    if isinstance(exc, PermissionDenied):
+        return Response({"errors": [str(exc)]}, status=status.HTTP_403_FORBIDDEN)
+    return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
 
-    class SubmissionInput(serializers.Serializer):
-        labels = serializers.DictField(required=False, help_text="unit index -> label")
-        notes = serializers.DictField(required=False, help_text="unit index -> note")
-        spans = serializers.ListField(child=serializers.DictField(), required=False, help_text="start, end, label")
-        edit = serializers.DictField(required=False, help_text="BUMP: text, label, note")
-        comment = serializers.CharField(required=False, allow_blank=True)
+
+def _text(**kwargs: Any) -> serializers.CharField:
+    # Texts arrive as typed: the task's rules (protocols.tasks) judge them, white space included.
+    return serializers.CharField(allow_blank=True, trim_whitespace=False, **kwargs)
+
+
+class SubmissionPartsInput(serializers.Serializer):
+    """The parts of a submission each task takes what it needs of; their content is checked by the task's rules
+    (protocols.tasks, through the service), here only their shape."""
+
+    labels = serializers.DictField(child=_text(), required=False, help_text="unit index -> label")
+    notes = serializers.DictField(child=_text(), required=False, help_text="unit index -> note")
+    spans = serializers.ListField(child=serializers.DictField(), required=False, help_text="start, end, label")
+    edit = serializers.DictField(required=False, help_text="BUMP: text, label, note")
+
+
+class AssignmentSubmitApi(APIView):
+    """Submit the annotator's complete work on an item (again: replaces it). The annotation view posts here
+    too (session and CSRF token): there is one submission path."""
+
+    class SubmissionInput(SubmissionPartsInput):
+        comment = _text(required=False, max_length=MAX_COMMENT_CHARS)
         seconds = FiniteFloatField(required=False, min_value=0, max_value=MAX_REPORTED_SECONDS)
-        guidelines_version = serializers.IntegerField(required=False)
+        guidelines_version = serializers.IntegerField(required=False, help_text="the version the annotator read")
 
     @extend_schema(request=SubmissionInput, responses={200: AssignmentOutput})
     def post(self, request: Request, assignment_id: int) -> Response:
-        assignment = _own_assignment(request, assignment_id)
-        if not isinstance(request.data, dict):
-            return Response({"errors": ["malformed request: send a JSON object"]}, status=400)
         try:
-            arguments = submission_arguments(request.data)
-        except InputError as exc:
-            return Response({"errors": [f"malformed request: {exc}"], "field": exc.field}, status=400)
+            assignment = assignment_selectors.assignment_to_save(assignment_id=assignment_id, user=request.user)
+        except Assignment.DoesNotExist:
+            raise Http404("No such item in your queue.") from None
+        payload = self.SubmissionInput(data=request.data)
+        payload.is_valid(raise_exception=True)
         try:
-            saved = assignment_submit(assignment=assignment, user=request.user, **arguments)
-        except PermissionDenied as exc:
-            return Response({"errors": [str(exc)]}, status=status.HTTP_403_FORBIDDEN)
-        except ValidationError as exc:
-            return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(AssignmentOutput(_own_assignment(request, saved.pk)).data)
+            saved = assignment_submit(assignment=assignment, user=request.user, **payload.validated_data)
+        except (PermissionDenied, ValidationError) as exc:
+            return refused(exc)
+        saved.annotator = request.user  # the service checked that it is theirs
+        return Response(AssignmentOutput(saved).data)
+
+
+class AssignmentDraftApi(APIView):
+    """Keep the annotator's unsubmitted work on an item on the server (the annotation view saves with every
+    change); the item page and `GET /assignments/<id>/` give it back. A BUMP edit's answer carries the
+    minimal-edit check of the edited text, the one its submission will store."""
+
+    class DraftInput(serializers.Serializer):
+        draft = serializers.DictField(help_text="any JSON object of at most 256 KiB; the submission checks the work")
+
+    class DraftSavedOutput(serializers.Serializer):
+        saved_at = serializers.DateTimeField()
+        edited = serializers.CharField(allow_null=True, help_text="BUMP: the edited text the diff is of")
+        diff = serializers.JSONField(allow_null=True, help_text="BUMP: the word changes and the minimal-edit warnings")
+
+    @extend_schema(request=DraftInput, responses={200: DraftSavedOutput})
+    def post(self, request: Request, assignment_id: int) -> Response:
+        payload = self.DraftInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            saved = assignment_draft_save(
+                assignment_id=assignment_id, user=request.user, draft=payload.validated_data["draft"]
+            )
+        except Assignment.DoesNotExist:
+            raise Http404("No such item in your queue.") from None
+        except (PermissionDenied, ValidationError) as exc:
+            return refused(exc)
+        return Response(self.DraftSavedOutput(saved).data)
 
 
 class AssignmentSkipApi(APIView):
@@ -343,16 +394,51 @@ class AssignmentSkipApi(APIView):
 
     @extend_schema(request=SkipInput, responses={200: AssignmentOutput})
     def post(self, request: Request, assignment_id: int) -> Response:
-        _own_assignment(request, assignment_id)
         data = self.SkipInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
             skipped = assignment_skip(assignment_id=assignment_id, user=request.user, **data.validated_data)
-        except PermissionDenied as exc:
-            return Response({"errors": [str(exc)]}, status=status.HTTP_403_FORBIDDEN)
-        except ValidationError as exc:
-            return Response({"errors": exc.messages}, status=status.HTTP_400_BAD_REQUEST)
+        except Assignment.DoesNotExist:
+            raise Http404("No such item in your queue.") from None
+        except (PermissionDenied, ValidationError) as exc:
+            return refused(exc)
         return Response(AssignmentOutput(skipped.assignment).data)
+
+
+class StudyExampleSubmitApi(APIView):
+    """Store the complete annotation of an example item of a study the researcher runs (again: replaces it),
+    checked as an annotator's submission is; annotators see it in the task's "View examples" window. The
+    example page of the web app posts here (session and CSRF token)."""
+
+    permission_classes = RESEARCHERS
+
+    class ExampleSubmissionInput(SubmissionPartsInput):
+        comment = _text(
+            required=False, max_length=MAX_COMMENT_CHARS, help_text="why the example is labelled so (shown with it)"
+        )
+
+    class ExampleOutput(serializers.Serializer):
+        id = serializers.IntegerField()
+        task = serializers.CharField(source="study_task.task")
+        explanation_text = serializers.CharField()
+        judgements = serializers.JSONField()
+        annotated_at = serializers.DateTimeField(allow_null=True)
+
+    @extend_schema(request=ExampleSubmissionInput, responses={200: ExampleOutput})
+    def post(self, request: Request, study_id: int, example_id: int) -> Response:
+        try:
+            example = study_example_visible(user=request.user, study_id=study_id, example_id=example_id)
+        except StudyExample.DoesNotExist:
+            raise Http404("No such example.") from None
+        payload = self.ExampleSubmissionInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        parts = dict(payload.validated_data)
+        explanation_text = parts.pop("comment", None)
+        try:
+            annotated = study_example_annotate(example=example, explanation_text=explanation_text, **parts)
+        except ValidationError as exc:
+            return refused(exc)
+        return Response(self.ExampleOutput(annotated).data)
 
 
 class JudgementOutput(serializers.Serializer):

@@ -38,6 +38,11 @@ urlpatterns = [
     path("studies/<int:study_id>/judgements/", studies.StudyJudgementListApi.as_view(), name="api_study_judgements"),
     path("studies/<int:study_id>/bundle/", bundles.StudyBundleApi.as_view(), name="api_study_bundle"),
     path("bundles/", bundles.BundleListApi.as_view(), name="api_bundles"),
+    path(
+        "studies/<int:study_id>/examples/<int:example_id>/submission/",
+        studies.StudyExampleSubmitApi.as_view(),
+        name="api_study_example_submit",
+    ),
     path("studies/<int:study_id>/agreement/", analysis.StudyAgreementApi.as_view(), name="api_study_agreement"),
     path(
         "studies/<int:study_id>/exports/summaries.<str:format_name>",
@@ -56,5 +61,6 @@ urlpatterns = [
         studies.AssignmentSubmitApi.as_view(),
         name="api_assignment_submit",
     ),
+    path("assignments/<int:assignment_id>/draft/", studies.AssignmentDraftApi.as_view(), name="api_assignment_draft"),
     path("assignments/<int:assignment_id>/skip/", studies.AssignmentSkipApi.as_view(), name="api_assignment_skip"),
 ]

@@ -527,9 +527,11 @@ def load(port: int, clients: int, seconds: float, think: tuple[float, float]) ->
                 time.sleep(rng.uniform(*think))
                 labels[str(unit)] = rng.choice(("correct", "incorrect", "dont_know"))
                 draft = {"savedAt": int(time.time() * 1000), "seconds": len(labels), "task": {"labels": labels}}
-                post(number, "draft", f"/annotate/{assignment_id}/draft/", {"draft": draft})
+                post(number, "draft", f"/api/v1/assignments/{assignment_id}/draft/", {"draft": draft})
             labels = {str(u): rng.choice(("correct", "incorrect", "dont_know")) for u in units}
-            post(number, "submit", f"/annotate/{assignment_id}/submit/", {"labels": labels, "seconds": 10})
+            post(
+                number, "submit", f"/api/v1/assignments/{assignment_id}/submission/", {"labels": labels, "seconds": 10}
+            )
 
     threads = [threading.Thread(target=annotator, args=(n,)) for n in range(clients)]
     began = time.perf_counter()

@@ -39,6 +39,11 @@ def dataset_documents(*, dataset: Dataset, search: str = "") -> QuerySet[Documen
     return documents.annotate(n_summaries=Count("summaries")).defer("text").order_by("external_id", "pk")
 
 
+def dataset_get(*, dataset_id: int) -> Dataset:
+    """One dataset by id; raises Dataset.DoesNotExist."""
+    return Dataset.objects.get(pk=dataset_id)
+
+
 def document_get(*, document_id: int) -> Document:
     return Document.objects.select_related("dataset").get(pk=document_id)
 

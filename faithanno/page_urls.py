@@ -10,9 +10,6 @@ urlpatterns = [
     path("annotate/", annotate.dashboard, name="dashboard"),
     path("annotate/next/", annotate.annotate_next, name="annotate_next"),
     path("annotate/<int:assignment_id>/", annotate.annotate, name="annotate"),
-    path("annotate/<int:assignment_id>/submit/", annotate.annotate_submit, name="annotate_submit"),
-    path("annotate/<int:assignment_id>/draft/", annotate.annotate_draft, name="annotate_draft"),
-    path("annotate/<int:assignment_id>/skip/", annotate.annotate_skip, name="annotate_skip"),
     path("studies/", studies.studies, name="studies"),
     path("studies/new/", studies.study_new, name="study_new"),
     path("studies/<int:study_id>/", study_pages.study_detail, name="study_detail"),
@@ -35,11 +32,6 @@ urlpatterns = [
         "studies/<int:study_id>/examples/<int:example_id>/",
         studies.study_example_annotate,
         name="study_example_annotate",
-    ),
-    path(
-        "studies/<int:study_id>/examples/<int:example_id>/submit/",
-        studies.study_example_submit,
-        name="study_example_submit",
     ),
     path(
         "studies/<int:study_id>/examples/<int:example_id>/delete/",

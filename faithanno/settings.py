@@ -272,9 +272,9 @@ def envrate(name: str, default: str) -> str:
 
 
 # Request rates (DRF throttles, also used by the password-reset form). Annotators are never throttled at
-# work: the annotation pages save drafts and submissions through their own session endpoints, which have no
-# throttle, and over the API each account has its own budget (a busy annotator's draft saves, at most one per
-# 0.6 s pause, stay far below THROTTLE_USER however many annotators work at once).
+# work: the annotation pages save drafts and submissions through the API under the session, and each account
+# has its own budget (a busy annotator's draft saves, at most one per 0.6 s pause, stay far below
+# THROTTLE_USER however many annotators work at once).
 THROTTLE_RATES = {
     # API requests without credentials, per address (the schema and its documentation page).
     "anon": envrate("THROTTLE_ANON", "60/minute"),

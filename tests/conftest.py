@@ -190,6 +190,33 @@ def task_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, 
     ).study
 
 
+def study_with_spare_summaries(
+    dataset: Dataset, annotator: AbstractUser, researcher: AbstractUser
+) -> tuple[Any, Any, list[Any]]:
+    """A factuality study over two random summaries of the dataset (k = 1), its task, and the other summaries
+    with text: candidates for example items."""
+    from corpus.models import Summary
+    from studies.selectors.selection import ItemSelection
+    from studies.services.studies import StudySpec, study_create
+
+    study = study_create(
+        spec=StudySpec(
+            name="with examples",
+            dataset=dataset,
+            tasks=["factuality"],
+            annotators=[annotator],
+            annotators_per_item=1,
+            created_by=researcher,
+            selection=ItemSelection(mode="random", size=2, seed=1),
+        )
+    ).study
+    study_task = study.tasks.get()
+    spare = list(
+        Summary.objects.filter(document__dataset=dataset).exclude(study_items__study_task=study_task).exclude(text="")
+    )
+    return study, study_task, spare
+
+
 @pytest.fixture
 def import_worker(settings: Any, tmp_path: Path) -> Iterator[Callable[[], Any]]:
     """Uploads go to a private folder and their import tasks run in this process (Celery's eager mode: the

@@ -348,27 +348,27 @@ def write_targets(world: World) -> list[Any]:
     }
     targets: list[Any] = []
     for assignment, body in submissions:
-        for name, client in (("annotate_submit", "alice"), ("api_assignment_submit", "alice-api")):
+        for name, client in (("api_assignment_submit", "alice"), ("api_assignment_submit", "alice-api")):
             targets.append(JsonTarget(name, client, reverse(name, args=[assignment.pk]), body, paths[assignment.pk]))
     skipped = world.assignment("factuality")  # "cannot judge": an item no other target writes
-    for name, client in (("annotate_skip", "alice"), ("api_assignment_skip", "alice-api")):
+    for name, client in (("api_assignment_skip", "alice"), ("api_assignment_skip", "alice-api")):
         url = reverse(name, args=[skipped.pk])
         targets.append(JsonTarget(name, client, url, {"reason": "other", "note": "Garbled."}, [("note",), ("reason",)]))
     draft = {"savedAt": 1, "seconds": 3, "comment": "", "task": {"edit": {"text": "t", "label": "freestyle"}}}
     targets.append(
         JsonTarget(
-            "annotate_draft",
+            "api_assignment_draft",
             "alice",
-            reverse("annotate_draft", args=[bump.pk]),
+            reverse("api_assignment_draft", args=[bump.pk]),
             {"draft": draft},
             [("draft", "comment"), ("draft", "task", "edit", "text"), ("draft", None), ("draft", "seconds")],
         )
     )
     targets.append(
         JsonTarget(
-            "study_example_submit",
+            "api_study_example_submit",
             "rita",
-            reverse("study_example_submit", args=[study.pk, example.pk]),
+            reverse("api_study_example_submit", args=[study.pk, example.pk]),
             {"labels": {"0": "yes"}, "notes": {"0": "Because."}, "comment": "Why."},
             [("comment",), ("notes", "0"), ("labels", "0"), (None,)],
         )
@@ -647,16 +647,14 @@ def test_it_never_fails_on_hostile_query_parameters_of_any_page_or_endpoint(worl
 def covered_names(names: set[str], *, writes: bool) -> set[str]:
     """The URL names of the app and the API that `names` leaves out (GET pages, or write endpoints)."""
     writes_only = {
-        "annotate_submit",
-        "annotate_draft",
-        "annotate_skip",
+        "api_assignment_submit",
+        "api_assignment_draft",
         "api_assignment_skip",
         "study_settings",
         "study_annotators",
         "study_reclaim",
-        "study_example_submit",
+        "api_study_example_submit",
         "study_example_delete",
-        "api_assignment_submit",
         "api_study_annotators",
         "api_scoring",
         "dataset_import_upload",

@@ -64,4 +64,4 @@ def test_it_sends_anonymous_visitors_to_the_login_page(bertscore_study: Study) -
     for url in [reverse("dashboard"), *researcher_urls(bertscore_study)]:
         response = client.get(url)
         assert response.status_code == 302 and response.url.startswith(reverse("login")), url
-    assert client.post(reverse("annotate_submit", args=[1])).status_code == 302
+    assert client.post(reverse("api_assignment_submit", args=[1])).status_code == 401  # the API asks for credentials

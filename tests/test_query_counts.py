@@ -13,9 +13,8 @@ from django.urls import reverse
 
 from corpus.models import Dataset, Summary
 from studies.models import Assignment, Study
-from studies.selectors.selection import ItemSelection
 from studies.services.studies import StudySpec, assignment_skip, assignment_submit, study_create
-from tests.conftest import client_for, units_of
+from tests.conftest import client_for, study_with_spare_summaries, units_of
 
 pytestmark = pytest.mark.django_db
 
@@ -27,8 +26,14 @@ def queries(fetch: Callable[[], object]) -> int:
     return len(context.captured_queries)
 
 
+# The annotation view's saves, through the API under the session: the session and the user, then the save.
+# Submission: ownership, the locked row with membership, units, the upsert, deletions, the row; 9 since the
+# page no longer asks the server for the next item (it goes to annotate_next).
 DRAFT_QUERIES = 3
-SUBMIT_QUERIES = 10
+SUBMIT_QUERIES = 9
+SKIP_QUERIES = 15
+EXAMPLE_SUBMIT_QUERIES = 7
+EXAMPLE_PAGE_QUERIES = 5
 
 
 def add_study(dataset: Dataset, annotators: list[AbstractUser], researcher: AbstractUser) -> Study:
@@ -176,29 +181,13 @@ def test_it_keeps_the_save_endpoints_and_the_examples_query_count_flat(
 
     def save(kind: str, assignment: Assignment) -> Callable[[], object]:
         body = {"labels": {str(u.index): "correct" for u in units_of(assignment)}}
-        data = json.dumps(body if kind == "annotate_submit" else {"draft": {"task": body}})
+        data = json.dumps(body if kind == "api_assignment_submit" else {"draft": {"task": body}})
         return lambda: client.post(reverse(kind, args=[assignment.pk]), data=data, content_type="application/json")
 
-    for kind, count in (("annotate_draft", DRAFT_QUERIES), ("annotate_submit", SUBMIT_QUERIES)):
+    for kind, count in (("api_assignment_draft", DRAFT_QUERIES), ("api_assignment_submit", SUBMIT_QUERIES)):
         assert queries(save(kind, small)) == queries(save(kind, large)) == count, kind
 
-    study = study_create(
-        spec=StudySpec(
-            name="with examples",
-            dataset=task_study.dataset,
-            tasks=["factuality"],
-            annotators=[alice],
-            annotators_per_item=1,
-            created_by=rita,
-            selection=ItemSelection(mode="random", size=2, seed=1),
-        )
-    ).study
-    study_task = study.tasks.get()
-    spare = list(
-        Summary.objects.filter(document__dataset=study.dataset)
-        .exclude(study_items__study_task=study_task)
-        .exclude(text="")
-    )
+    study, study_task, spare = study_with_spare_summaries(task_study.dataset, alice, rita)
     item = Assignment.objects.filter(item__study_task=study_task, annotator=alice).first()
 
     def add_example(summary: Summary) -> None:
@@ -210,3 +199,36 @@ def test_it_keeps_the_save_endpoints_and_the_examples_query_count_flat(
     for summary in spare[1:3]:
         add_example(summary)
     assert queries(lambda: client.get(reverse("annotate", args=[item.pk]))) == 9
+
+    # The researcher's example page and its submission (the API's endpoint, under the session).
+    example = study_task.examples.order_by("pk").first()
+    researcher = client_for(rita)
+    page = reverse("study_example_annotate", args=[study.pk, example.pk])
+    assert queries(lambda: researcher.get(page)) == EXAMPLE_PAGE_QUERIES
+    url = reverse("api_study_example_submit", args=[study.pk, example.pk])
+    body = json.dumps({"labels": {"0": "no"}, "comment": "Why."})
+    # session, user and role; the example with its study and task; the save inside its transaction.
+    assert queries(lambda: researcher.post(url, data=body, content_type="application/json")) == EXAMPLE_SUBMIT_QUERIES
+
+
+def test_it_runs_an_exact_number_of_queries_for_an_edit_draft_and_a_skip(
+    task_study: Study, alice: AbstractUser
+) -> None:
+    import json
+
+    from tests.studies.test_submissions import item_of
+
+    client = client_for(alice)
+    bump = item_of(task_study, alice, "bump")
+    edit = {"text": bump.item.summary.text + " Not.", "label": bump.item.params["error_type"]}
+    draft = json.dumps({"draft": {"task": {"edit": edit}}})
+    url = reverse("api_assignment_draft", args=[bump.pk])
+    # The draft's UPDATE, then the task and the reference the minimal-edit check needs.
+    assert queries(lambda: client.post(url, data=draft, content_type="application/json")) == DRAFT_QUERIES + 1
+
+    skipped = item_of(task_study, alice, "factuality")
+    url = reverse("api_assignment_skip", args=[skipped.pk])
+    body = json.dumps({"reason": "not_english", "note": "Welsh"})
+    # session, user; the locked row with its study, the save; the study locked and the item topped up to k
+    # (skipped_items_reassigned, assignments_distribute); the annotator for the answer.
+    assert queries(lambda: client.post(url, data=body, content_type="application/json")) == SKIP_QUERIES

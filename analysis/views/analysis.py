@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 
 from analysis.selectors import analysis as selectors
 from analysis.selectors import analysis_groups
+from analysis.views.browse import dataset_or_404
 from analysis.views.downloads import judgements_download, summaries_download
 from common.exports import EXPORT_FORMATS
 from common.validation import InputError, finite_number
@@ -25,8 +26,9 @@ from stats.correlation import LEVELS, METHODS
 from stats.enhanced import AGGREGATIONS
 from stats.metaeval import BALANCED_ACCURACY
 from stats.spans import THRESHOLDS
-from studies.models import Study, StudyItem, StudyTask
-from studies.selectors.access import studies_for_user, studies_readable
+from studies.models import Study, StudyItem
+from studies.selectors.access import studies_for_user
+from studies.selectors.tasks import dataset_imported_study, dataset_imported_tasks, study_item_readable, study_tasks
 from studies.views.imports import datasets_page
 
 # The page draws its intervals from fewer resamples than the command's default, to answer quickly.
@@ -164,7 +166,7 @@ PARTIAL_UNAVAILABLE = {
 @researcher_required
 @require_GET
 def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    dataset = dataset_or_404(dataset_id)
     human_choices = selectors.human_score_choices(dataset=dataset)
     humans = human_choices.names
     metrics = selectors.metric_names(dataset=dataset)
@@ -232,9 +234,7 @@ def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
         except (selectors.AnalysisError, InputError) as exc:
             context["binary_error"], status = str(exc), 400
     dont_know = request.GET.get("dont_know") == "incorrect"
-    imported = StudyTask.objects.filter(study__dataset=dataset, study__kind=Study.Kind.IMPORTED).select_related(
-        "study__dataset"
-    )
+    imported = dataset_imported_tasks(dataset=dataset)
     form = _agreement_form(request, metrics)
     context["agreements"], failed = _agreement_rows(
         [
@@ -277,7 +277,7 @@ def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
     context["agreements"], failed = _agreement_rows(
         [
             selectors.agreement_overview(study_task=task, dont_know_as_incorrect=dont_know)
-            for task in study.tasks.select_related("study__dataset")
+            for task in study_tasks(study=study)
         ],
         form,
         dont_know,
@@ -311,12 +311,11 @@ def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
 @require_GET
 def analysis_item(request: HttpRequest, item_id: int) -> HttpResponse:
     """One item: the summary, its document and every annotator's label of every unit."""
-    item = get_object_or_404(
-        StudyItem.objects.select_related("study_task__study__dataset", "summary__document", "explanation"), pk=item_id
-    )
+    try:
+        item = study_item_readable(item_id=item_id, user=request.user)
+    except StudyItem.DoesNotExist:
+        raise Http404("No such item.") from None
     study = item.study_task.study
-    if not studies_readable(user=request.user).filter(pk=study.pk).exists():
-        raise Http404("No such item.")
     task = get_task(item.study_task.task)
     labelled = selectors.item_labels(item=item)
     annotators = sorted({name for labels in labelled.values() for name in labels})
@@ -333,7 +332,7 @@ def analysis_item(request: HttpRequest, item_id: int) -> HttpResponse:
 @researcher_required
 @require_GET
 def dataset_summaries_export(request: HttpRequest, dataset_id: int, format_name: str) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    dataset = dataset_or_404(dataset_id)
     return summaries_download(dataset=dataset, study=None, user=request.user, format_name=format_name)
 
 
@@ -348,5 +347,8 @@ def study_summaries_export(request: HttpRequest, study_id: int, format_name: str
 @require_GET
 def dataset_judgements_export(request: HttpRequest, dataset_id: int, format_name: str) -> HttpResponse:
     """The dataset's imported judgements (crowd labels), in the same layout as a study's."""
-    study = get_object_or_404(Study.objects.select_related("dataset"), dataset_id=dataset_id, kind=Study.Kind.IMPORTED)
+    try:
+        study = dataset_imported_study(dataset_id=dataset_id)
+    except Study.DoesNotExist:
+        raise Http404("The dataset has no imported judgements.") from None
     return judgements_download(study=study, format_name=format_name, filename=f"dataset-{dataset_id}-judgements")

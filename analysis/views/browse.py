@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from analysis.selectors.browse import PARAMETERS, SORTS, browse_facets, summaries_browse
@@ -14,9 +14,17 @@ from common.validation import InputError, page_size
 from common.views import researcher_required
 from corpus.models import Dataset
 from corpus.selectors import dataset_documents as dataset_documents_select
+from corpus.selectors import dataset_get
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
+
+
+def dataset_or_404(dataset_id: int) -> Dataset:
+    try:
+        return dataset_get(dataset_id=dataset_id)
+    except Dataset.DoesNotExist:
+        raise Http404("No such dataset.") from None
 
 
 def _page(request: HttpRequest, rows: Any) -> Page:
@@ -36,7 +44,7 @@ def _query_without(request: HttpRequest, *names: str) -> str:
 @researcher_required
 @require_GET
 def dataset_documents(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    dataset = dataset_or_404(dataset_id)
     search = request.GET.get("q", "").strip()
     page = _page(request, dataset_documents_select(dataset=dataset, search=search))
     return render(
@@ -49,7 +57,7 @@ def dataset_documents(request: HttpRequest, dataset_id: int) -> HttpResponse:
 @researcher_required
 @require_GET
 def dataset_summaries(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    dataset = dataset_or_404(dataset_id)
     context: dict[str, Any] = {
         "dataset": dataset,
         "facets": browse_facets(dataset=dataset, user=request.user),

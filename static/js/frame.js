@@ -7,10 +7,44 @@
   "use strict";
 
   const factories = {};
+
+  function csrfToken() {
+    const input = document.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  // The page's saves all go to the API under the session: JSON with the CSRF token. Resolves to
+  // {ok, status, answer} (answer: the parsed JSON body, {} when there is none); rejects when the connection fails.
+  async function postJson(url, body, options) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+      ...(options || {}),
+    });
+    const answer = await response.json().catch(() => ({}));
+    return { ok: response.ok, status: response.status, answer };
+  }
+
+  // What a refusal says, in one line: the service's {"errors": [...]}, or the API's {field: [messages]}
+  // (the field named), or {"detail": ...}; `fallback` when the answer says nothing.
+  function errorText(answer, fallback) {
+    const lines = [];
+    for (const [key, value] of Object.entries(answer || {})) {
+      const messages = (Array.isArray(value) ? value : [value]).map((m) => (typeof m === "string" ? m : JSON.stringify(m)));
+      const named = key !== "errors" && key !== "detail" && key !== "non_field_errors" && key !== "field";
+      if (key !== "field") lines.push(...messages.map((m) => (named ? key + ": " + m : m)));
+    }
+    return lines.join(" ") || fallback;
+  }
+
   window.FaithAnno = {
     register(view, factory) {
       factories[view] = factory;
     },
+    postJson,
+    errorText,
   };
 
   // Text drawing lives in text.js, shared with the inspector.
@@ -184,15 +218,13 @@
     box.scrollTop += first - target;
   }
 
-  function csrfToken() {
-    const input = document.querySelector("input[name=csrfmiddlewaretoken]");
-    return input ? input.value : "";
-  }
-
   function boot() {
     const stateEl = document.getElementById("annotate-state");
     if (!stateEl) return;
     const state = JSON.parse(stateEl.textContent);
+    // Where the work goes: the page names its endpoints (data-submit-url, data-draft-url, data-done-url), so
+    // a page that reuses the frame can point them elsewhere.
+    const endpoints = document.getElementById("annotate").dataset;
     const factory = factories[state.view];
     if (!factory) throw new Error("no task view registered for " + state.view);
 
@@ -295,7 +327,7 @@
     }
     async function saveServer() {
       serverTimer = null;
-      if (!state.draftUrl || submitting) return;
+      if (!endpoints.draftUrl || submitting) return;
       if (serverBusy) {
         serverDirty = true;
         return;
@@ -303,16 +335,9 @@
       serverBusy = true;
       serverDirty = false;
       try {
-        const response = await fetch(state.draftUrl, {
-          method: "POST",
-          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-          body: JSON.stringify({ draft: snapshot() }),
-          credentials: "same-origin",
-          keepalive: true,
-        });
-        const answer = await response.json().catch(() => ({}));
-        if (!response.ok) {
-          frame.announce("Draft not saved on the server: " + ((answer.errors || []).join(" ") || response.statusText));
+        const { ok, status, answer } = await postJson(endpoints.draftUrl, { draft: snapshot() }, { keepalive: true });
+        if (!ok) {
+          frame.announce("Draft not saved on the server: " + errorText(answer, "HTTP " + status));
         } else {
           frame.announce("Draft saved.");
           if (task.serverDraftSaved) task.serverDraftSaved(answer);
@@ -369,22 +394,16 @@
         guidelines_version: state.guidelinesVersion,
       });
       try {
-        const response = await fetch(state.submitUrl, {
-          method: "POST",
-          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-          body: JSON.stringify(body),
-          credentials: "same-origin",
-        });
-        const answer = await response.json().catch(() => ({}));
+        const { ok, status, answer } = await postJson(endpoints.submitUrl, body);
         submitting = false;
-        if (!response.ok) {
-          frame.announce("Not saved: " + ((answer.errors || []).join(" ") || response.statusText));
+        if (!ok) {
+          frame.announce("Not saved: " + errorText(answer, "HTTP " + status));
           updateRemaining();
           return;
         }
         if (state.draftKey) localStorage.removeItem(state.draftKey);
         frame.announce("Saved.");
-        window.location.assign(answer.next || state.dashboardUrl);
+        window.location.assign(endpoints.doneUrl);
       } catch {
         submitting = false;
         frame.announce("Not saved: the connection failed. Your work is kept as a draft; try again.");
@@ -530,7 +549,7 @@
 
     commentEl.value = restored && typeof restored.comment === "string" ? restored.comment : state.comment || "";
     updateRemaining();
-    if (restored && state.draftUrl && restored.savedAt !== (state.draft && state.draft.savedAt)) {
+    if (restored && endpoints.draftUrl && restored.savedAt !== (state.draft && state.draft.savedAt)) {
       scheduleServer(0); // the browser had newer work than the server: send it
     }
     if (task.start) task.start();

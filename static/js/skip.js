@@ -1,7 +1,8 @@
 // "Cannot judge" (issue 13): a dialog asks why (broken text, not English, other) and for a note, sends it to
-// the item's skip URL and goes on to the next item. It opens by its button only (no single-key shortcut),
-// and while it is open no key reaches the frame's shortcuts: a "1" typed or pressed on a reason is never
-// a label, "n" never leaves the item, Ctrl+Enter never submits the item behind the dialog.
+// the page's skip endpoint (data-skip-url: the API's, through frame.js's postJson) and goes on to the next
+// item (data-done-url). It opens by its button only (no single-key shortcut), and while it is open no key
+// reaches the frame's shortcuts: a "1" typed or pressed on a reason is never a label, "n" never leaves the
+// item, Ctrl+Enter never submits the item behind the dialog.
 (function () {
   "use strict";
 
@@ -9,17 +10,14 @@
     const stateEl = document.getElementById("annotate-state");
     const button = document.getElementById("cannot-judge");
     const dialog = document.getElementById("skip-dialog");
-    if (!stateEl || !button || !dialog) return;
+    const frameEl = document.getElementById("annotate");
+    const endpoints = frameEl ? frameEl.dataset : {};
+    if (!stateEl || !button || !dialog || !endpoints.skipUrl) return;
     const state = JSON.parse(stateEl.textContent);
     const form = document.getElementById("skip-form");
     const note = document.getElementById("skip-note");
     const error = document.getElementById("skip-error");
     const send = document.getElementById("skip-send");
-
-    function csrfToken() {
-      const input = document.querySelector("input[name=csrfmiddlewaretoken]");
-      return input ? input.value : "";
-    }
 
     button.addEventListener("click", () => {
       error.textContent = "";
@@ -55,20 +53,14 @@
       send.disabled = true;
       error.textContent = "Saving…";
       try {
-        const response = await fetch(state.skipUrl, {
-          method: "POST",
-          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-          body: JSON.stringify({ reason: checked.value, note: text }),
-          credentials: "same-origin",
-        });
-        const body = await response.json().catch(() => ({}));
-        if (!response.ok) {
-          error.textContent = (body.errors || ["The server refused: " + response.status]).join(" ");
+        const { ok, status, answer } = await window.FaithAnno.postJson(endpoints.skipUrl, { reason: checked.value, note: text });
+        if (!ok) {
+          error.textContent = window.FaithAnno.errorText(answer, "The server refused: " + status);
           send.disabled = false;
           return;
         }
         if (state.draftKey) localStorage.removeItem(state.draftKey);
-        window.location.assign(body.next || state.dashboardUrl);
+        window.location.assign(endpoints.doneUrl);
       } catch {
         error.textContent = "Not saved: the connection failed. Try again.";
         send.disabled = false;

@@ -38,6 +38,12 @@ def assignment_for_user(*, assignment_id: int, user: AbstractUser) -> Assignment
     )
 
 
+def assignment_to_save(*, assignment_id: int, user: AbstractUser) -> Assignment:
+    """The annotator's own assignment that work is sent for, a reclaimed or skipped one too (saving it answers
+    why not); raises Assignment.DoesNotExist for anyone else's and for a study they were removed from."""
+    return annotator_assignments(user=user).only("pk", "annotator_id", "status").get(pk=assignment_id)
+
+
 def assignments_for_annotator(*, user: AbstractUser) -> QuerySet[Assignment]:
     """The annotator's queue across the studies they still belong to, in the order work was handed out."""
     return (

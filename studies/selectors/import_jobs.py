@@ -15,3 +15,8 @@ def import_jobs_for_user(*, user: Any) -> QuerySet[ImportJob]:
     if roles.user_has_role(user, roles.ADMIN):
         return jobs
     return jobs.filter(created_by=user)
+
+
+def import_jobs_recent(*, user: Any, limit: int = 10) -> list[ImportJob]:
+    """The user's own latest uploads, newest first as the model orders them (an admin's too: only their own)."""
+    return list(import_jobs_for_user(user=user).filter(created_by=user)[:limit])

@@ -20,6 +20,7 @@ from accounts.selectors import annotator_accounts
 from common.roles import user_is_researcher
 from common.validation import InputError, finite_number, json_check, printable, storable_text
 from corpus.models import Dataset, Summary
+from protocols.minimal_edit import edit_diff
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, Submission, SubmissionError, get_task
 from scoring.models import Explanation
 from studies.models import Assignment, GuidelinesVersion, Judgement, Study, StudyItem, StudyTask
@@ -727,13 +728,24 @@ def assignment_submit(
     return locked
 
 
-def assignment_draft_save(*, assignment_id: int, user: AbstractUser, draft: Any) -> datetime:
+@dataclass(frozen=True)
+class DraftSaved:
+    """A saved draft: when, and for a BUMP edit the minimal-edit check of the edited text (computed here only,
+    so the warning the annotator sees is the one the submission will store)."""
+
+    saved_at: datetime
+    edited: str | None = None
+    diff: dict[str, Any] | None = None
+
+
+def assignment_draft_save(*, assignment_id: int, user: AbstractUser, draft: Any) -> DraftSaved:
     """Keep unsubmitted work on the server; a reload or another device continues from it.
 
-    Drafts are saved with every change, so this is one UPDATE. They are partial by nature: only their
-    shape and size are checked; the submission checks the rest. Raises Assignment.DoesNotExist for an
-    assignment the user may not read (unknown, someone else's, of a study they were removed from: no
-    probing of ids) and PermissionDenied for their own that was given to someone else.
+    Drafts are saved with every change, so this is one UPDATE (and one read for an edit task's check).
+    They are partial by nature: only their shape and size are checked; the submission checks the rest.
+    Raises Assignment.DoesNotExist for an assignment the user may not read (unknown, someone else's, of a
+    study they were removed from: no probing of ids) and PermissionDenied for their own that was given to
+    someone else.
     """
     if not isinstance(draft, dict):
         raise ValidationError("draft: give an object")
@@ -751,7 +763,14 @@ def assignment_draft_save(*, assignment_id: int, user: AbstractUser, draft: Any)
     )
     if not updated:
         _writable(own.only("annotator_id", "status").get(), user)
-    return now
+    task_part = draft.get("task") if isinstance(draft.get("task"), dict) else {}
+    edited = task_part["edit"].get("text") if isinstance(task_part.get("edit"), dict) else None
+    if not isinstance(edited, str):
+        return DraftSaved(saved_at=now)
+    task_key, reference = own.values_list("item__study_task__task", "item__summary__text").get()
+    if not get_task(task_key).edit:
+        return DraftSaved(saved_at=now)
+    return DraftSaved(saved_at=now, edited=edited, diff=edit_diff(reference, edited).as_dict())
 
 
 def assignment_touch(*, assignment: Assignment) -> None:

@@ -1,29 +1,22 @@
-"""Annotator pages: the dashboard, the annotation view, its draft and submission endpoints."""
+"""Annotator pages: the dashboard and the annotation view. The view's script saves drafts, submissions and
+"cannot judge" through the API (api/studies.py) under the session, the one submission path."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 
 from common.validation import MAX_ID, bounded_int
-from protocols.minimal_edit import edit_diff
 from protocols.tasks import get_task
 from studies.models import Assignment
 from studies.selectors import assignments as selectors
-from studies.services.studies import (
-    MAX_SKIP_NOTE_CHARS,
-    assignment_draft_save,
-    assignment_skip,
-    assignment_submit,
-    assignment_touch,
-    assignments_reclaim_for_annotator,
-)
-from studies.views.frame import frame_context, json_body, submission_arguments, task_state
+from studies.selectors.task_state import task_state
+from studies.services.studies import MAX_SKIP_NOTE_CHARS, assignment_touch, assignments_reclaim_for_annotator
+from studies.views.frame import frame_context
 
 # A dashboard text filter longer than this matches nothing anyway (it is searched in names).
 MAX_FILTER_CHARS = 200
@@ -94,9 +87,6 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
         "submitted": submitted,
         "submittedAt": assignment.submitted_at.timestamp() * 1000 if assignment.submitted_at else None,
         "guidelinesVersion": item.study_task.guidelines_version,
-        "submitUrl": reverse("annotate_submit", args=[assignment.pk]),
-        "draftUrl": reverse("annotate_draft", args=[assignment.pk]),
-        "skipUrl": reverse("annotate_skip", args=[assignment.pk]),
         "skipReasons": [{"value": value, "label": label} for value, label in Assignment.SkipReason.choices],
         "maxSkipNoteChars": MAX_SKIP_NOTE_CHARS,
         "skipped": {"reason": assignment.get_skip_reason_display(), "note": assignment.skip_note}
@@ -115,92 +105,13 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
             task=task,
             state=state,
             examples=selectors.task_examples(study_task=item.study_task),
+            endpoints={
+                "submit": reverse("api_assignment_submit", args=[assignment.pk]),
+                "draft": reverse("api_assignment_draft", args=[assignment.pk]),
+                "skip": reverse("api_assignment_skip", args=[assignment.pk]),
+                "done": reverse("annotate_next"),
+            },
             assignment=assignment,
             queue=queue,
         ),
-    )
-
-
-def _assignment_or_404(request: HttpRequest, assignment_id: int) -> Assignment:
-    """The user's own assignment (a reclaimed one too: saving it answers why not); anyone else's, or one of
-    a study they were removed from, answers 404 as on the API, so ids cannot be probed."""
-    assignment = (
-        selectors.annotator_assignments(user=request.user)
-        .filter(pk=assignment_id)
-        .select_related("item__study_task", "item__summary")
-        .only("pk", "annotator_id", "status", "item__study_task__task", "item__summary__text")
-        .first()
-    )
-    if assignment is None:
-        raise Http404("No such item.")
-    return assignment
-
-
-@login_required
-@require_POST
-def annotate_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    assignment = _assignment_or_404(request, assignment_id)
-    body = json_body(request)
-    if isinstance(body, JsonResponse):
-        return body
-    arguments = submission_arguments(body)  # bad input raises InputError: a 400 naming the field
-    try:
-        saved = assignment_submit(assignment=assignment, user=request.user, **arguments)
-    except PermissionDenied as exc:
-        return JsonResponse({"errors": [str(exc)]}, status=403)
-    except ValidationError as exc:
-        return JsonResponse({"errors": exc.messages}, status=400)
-    following = selectors.assignment_next_open_id(user=request.user)
-    return JsonResponse(
-        {"status": saved.status, "next": reverse("annotate", args=[following]) if following else reverse("dashboard")}
-    )
-
-
-@login_required
-@require_POST
-def annotate_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    body = json_body(request)
-    if isinstance(body, JsonResponse):
-        return body
-    draft = body.get("draft")
-    try:
-        saved_at = assignment_draft_save(assignment_id=assignment_id, user=request.user, draft=draft)
-    except Assignment.DoesNotExist:
-        raise Http404("No such item.") from None
-    except PermissionDenied as exc:
-        return JsonResponse({"errors": [str(exc)]}, status=403)
-    except ValidationError as exc:
-        return JsonResponse({"errors": exc.messages}, status=400)
-    answer = {"savedAt": saved_at.isoformat()}
-    task_part = draft.get("task") if isinstance(draft.get("task"), dict) else {}
-    edited = task_part["edit"].get("text") if isinstance(task_part.get("edit"), dict) else None
-    if isinstance(edited, str):
-        # The minimal-edit check runs on the server only, so the warning shown is the one the data will get.
-        assignment = _assignment_or_404(request, assignment_id)
-        if get_task(assignment.item.study_task.task).edit:
-            answer["diff"] = edit_diff(assignment.item.summary.text, edited).as_dict()
-            answer["edited"] = edited
-    return JsonResponse(answer)
-
-
-@login_required
-@require_POST
-def annotate_skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    """ "Cannot judge": {"reason": a SkipReason, "note": text}; answers where to go next."""
-    body = json_body(request)
-    if isinstance(body, JsonResponse):
-        return body
-    try:
-        assignment_skip(
-            assignment_id=assignment_id, user=request.user, reason=body.get("reason"), note=body.get("note", "")
-        )
-    except Assignment.DoesNotExist:
-        raise Http404("No such item.") from None
-    except PermissionDenied as exc:
-        return JsonResponse({"errors": [str(exc)]}, status=403)
-    except ValidationError as exc:
-        return JsonResponse({"errors": exc.messages}, status=400)
-    following = selectors.assignment_next_open_id(user=request.user)
-    return JsonResponse(
-        {"status": "skipped", "next": reverse("annotate", args=[following]) if following else reverse("dashboard")}
     )

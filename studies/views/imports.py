@@ -13,7 +13,7 @@ from common.uploads import upload_too_large
 from common.views import researcher_required
 from corpus.selectors import datasets_with_counts
 from studies.forms import ImportUploadForm
-from studies.selectors.import_jobs import import_jobs_for_user
+from studies.selectors.import_jobs import import_jobs_for_user, import_jobs_recent
 from studies.serializers import ImportJobOutput
 from studies.services.import_jobs import import_job_create
 
@@ -25,7 +25,7 @@ def datasets_page(request: HttpRequest, form: ImportUploadForm | None = None, st
     context = {
         "datasets": datasets_with_counts(),
         "import_form": form or ImportUploadForm(),
-        "import_jobs": import_jobs_for_user(user=request.user).filter(created_by=request.user)[:10],
+        "import_jobs": import_jobs_recent(user=request.user),
         "upload_limit": settings.FAITHANNO_UPLOAD_MAX_BYTES,
     }
     return render(request, "annotations/analysis/datasets.html", context, status=status)

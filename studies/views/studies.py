@@ -8,17 +8,17 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.selectors import user_get
 from common.validation import MAX_ID, InputError, bounded_int
 from common.views import researcher_required
-from corpus.models import Dataset, Summary
+from corpus.models import Dataset
+from corpus.selectors import dataset_get
 from protocols.tasks import get_task
 from studies.forms import (
     AnnotatorsAddForm,
@@ -31,8 +31,16 @@ from studies.forms import (
 from studies.models import Study, StudyExample, StudyTask
 from studies.selectors.access import studies_for_user
 from studies.selectors.assignments import item_units, saved_work, task_examples
+from studies.selectors.examples import (
+    example_candidates,
+    guidelines_versions,
+    study_example_visible,
+    study_task_examples_listed,
+    study_task_visible,
+)
 from studies.selectors.selection import selection_options
 from studies.selectors.studies import ACTIVE_WINDOW, studies_glance
+from studies.selectors.task_state import task_state
 from studies.services import examples as example_services
 from studies.services.studies import (
     annotators_added_message,
@@ -43,7 +51,7 @@ from studies.services.studies import (
     study_settings_update,
     study_task_guidelines_update,
 )
-from studies.views.frame import frame_context, json_body, submission_parts, task_state
+from studies.views.frame import frame_context
 
 EXAMPLE_CANDIDATES = 300
 
@@ -54,8 +62,10 @@ def visible_study(request: HttpRequest, study_id: int) -> Study:
 
 
 def _visible_task(request: HttpRequest, study_id: int, task_id: int) -> StudyTask:
-    study = visible_study(request, study_id)
-    return get_object_or_404(StudyTask.objects.select_related("study__dataset"), pk=task_id, study=study)
+    try:
+        return study_task_visible(user=request.user, study_id=study_id, task_id=task_id)
+    except StudyTask.DoesNotExist:
+        raise Http404("No such task.") from None
 
 
 def _errors_to_messages(request: HttpRequest, exc: ValidationError) -> None:
@@ -82,7 +92,10 @@ def study_new(request: HttpRequest) -> HttpResponse:
         )
     except InputError:
         dataset_id = None  # no dataset chosen yet, or not an id: step one
-    dataset = Dataset.objects.filter(pk=dataset_id).first() if dataset_id is not None else None
+    try:
+        dataset = dataset_get(dataset_id=dataset_id) if dataset_id is not None else None
+    except Dataset.DoesNotExist:
+        dataset = None
     if dataset is None:
         return render(request, "annotations/study_form.html", {"dataset_form": DatasetChoiceForm()})
     options = selection_options(dataset=dataset)
@@ -133,7 +146,10 @@ def study_annotators(request: HttpRequest, study_id: int) -> HttpResponse:
     try:
         if "remove" in request.POST:
             user_id = bounded_int(request.POST["remove"], field="remove", minimum=1, maximum=MAX_ID)
-            annotator = get_object_or_404(get_user_model(), pk=user_id)
+            try:
+                annotator = user_get(user_id=user_id)
+            except ObjectDoesNotExist:
+                raise Http404("No such account.") from None
             moved = study_annotator_remove(study=study, annotator=annotator)
             messages.success(request, f"Removed {annotator.get_username()}; {moved} items handed to others.")
         else:
@@ -182,27 +198,15 @@ def study_task_guidelines(request: HttpRequest, study_id: int, task_id: int) -> 
             "study_task": study_task,
             "definition": get_task(study_task.task),
             "form": form,
-            "versions": study_task.guideline_versions.select_related("created_by"),
+            "versions": guidelines_versions(study_task=study_task),
         },
     )
-
-
-def _example_candidates(study_task: StudyTask) -> QuerySet[Summary]:
-    summaries = (
-        Summary.objects.filter(document__dataset_id=study_task.study.dataset_id)
-        .exclude(study_items__study_task=study_task)
-        .select_related("document")
-        .order_by("document__external_id", "external_id")
-    )
-    if get_task(study_task.task).references_only:
-        summaries = summaries.filter(is_reference=True)
-    return summaries
 
 
 @researcher_required
 def study_task_examples(request: HttpRequest, study_id: int, task_id: int) -> HttpResponse:
     study_task = _visible_task(request, study_id, task_id)
-    candidates = _example_candidates(study_task)
+    candidates = example_candidates(study_task=study_task)
     form = ExampleCreateForm(request.POST or None, summaries=candidates)
     if request.method == "POST" and form.is_valid():
         try:
@@ -226,18 +230,16 @@ def study_task_examples(request: HttpRequest, study_id: int, task_id: int) -> Ht
             "study_task": study_task,
             "definition": get_task(study_task.task),
             "form": form,
-            "examples": study_task.examples.select_related("summary__document").order_by("position", "pk"),
+            "examples": study_task_examples_listed(study_task=study_task),
         },
     )
 
 
 def _visible_example(request: HttpRequest, study_id: int, example_id: int) -> StudyExample:
-    study = visible_study(request, study_id)
-    return get_object_or_404(
-        StudyExample.objects.select_related("study_task__study", "summary__document", "explanation"),
-        pk=example_id,
-        study_task__study=study,
-    )
+    try:
+        return study_example_visible(user=request.user, study_id=study_id, example_id=example_id)
+    except StudyExample.DoesNotExist:
+        raise Http404("No such example.") from None
 
 
 @researcher_required
@@ -257,30 +259,24 @@ def study_example_annotate(request: HttpRequest, study_id: int, example_id: int)
         "submitted": example.annotated_at is not None,
         "submittedAt": None,
         "guidelinesVersion": study_task.guidelines_version,
-        "submitUrl": reverse("study_example_submit", args=[study_id, example.pk]),
-        "draftUrl": None,
         "dashboardUrl": reverse("study_task_examples", args=[study_id, study_task.pk]),
     }
     return render(
         request,
         "annotations/annotate.html",
-        frame_context(study_task=study_task, task=task, state=state, examples=task_examples(study_task=study_task)),
+        frame_context(
+            study_task=study_task,
+            task=task,
+            state=state,
+            examples=task_examples(study_task=study_task),
+            endpoints={
+                "submit": reverse("api_study_example_submit", args=[study_id, example.pk]),
+                "draft": None,
+                "skip": None,
+                "done": state["dashboardUrl"],
+            },
+        ),
     )
-
-
-@researcher_required
-@require_POST
-def study_example_submit(request: HttpRequest, study_id: int, example_id: int) -> HttpResponse:
-    example = _visible_example(request, study_id, example_id)
-    body = json_body(request)
-    if isinstance(body, JsonResponse):
-        return body
-    parts = submission_parts(body)  # bad input raises InputError: a 400 naming the field
-    try:
-        example_services.study_example_annotate(example=example, explanation_text=body.get("comment"), **parts)
-    except ValidationError as exc:
-        return JsonResponse({"errors": exc.messages}, status=400)
-    return JsonResponse({"next": reverse("study_task_examples", args=[study_id, example.study_task_id])})
 
 
 @researcher_required

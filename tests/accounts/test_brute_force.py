@@ -190,14 +190,18 @@ def test_it_never_throttles_an_annotator_saving_at_full_speed(bertscore_study: S
         draft = {"draft": {"savedAt": n, "seconds": n, "comment": "", "task": {"labels": labels}}}
         statuses.append(
             browser.post(
-                reverse("annotate_draft", args=[assignment.pk]), json.dumps(draft), content_type="application/json"
+                reverse("api_assignment_draft", args=[assignment.pk]),
+                json.dumps(draft),
+                content_type="application/json",
             ).status_code
         )
         if n % 3 == 0:
             body = {"labels": labels, "comment": "", "seconds": 5}
             statuses.append(
                 browser.post(
-                    reverse("annotate_submit", args=[assignment.pk]), json.dumps(body), content_type="application/json"
+                    reverse("api_assignment_submit", args=[assignment.pk]),
+                    json.dumps(body),
+                    content_type="application/json",
                 ).status_code
             )
             statuses.append(

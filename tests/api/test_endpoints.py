@@ -226,7 +226,7 @@ def test_it_takes_an_annotators_submission_with_the_web_views_checks(
     assert [unit["index"] for unit in shown["item_state"]["units"]] == [unit.index for unit in units]
     malformed = cast("alice").post(url, {"labels": ["correct"]}, format="json")
     assert malformed.status_code == 400
-    assert malformed.json()["errors"] == ["malformed request: labels must be a JSON object"]
+    assert list(malformed.json()) == ["labels"]  # the input serializer names the field
     incomplete = cast("alice").post(url, {"labels": {}}, format="json")
     assert incomplete.status_code == 400 and incomplete.json()["errors"]
     labels = {str(unit.index): "correct" for unit in units}

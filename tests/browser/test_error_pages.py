@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractUser
 from django.urls import reverse
 
 from corpus.models import Dataset
-from studies.models import Assignment, Study
+from studies.models import Study
 from tests.browser.conftest import open_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -41,8 +41,7 @@ def test_it_shows_unknown_formats_missing_pages_and_wrong_methods_in_the_apps_la
     assert "use one of csv" in page.locator("[data-testid=error-page]").text_content()
     page.goto(live_server.url + "/no-such-page/")
     assert_error_page(page, 404, "Not found")
-    assignment = Assignment.objects.filter(annotator=alice, item__study_task__study=bertscore_study).first()
-    open_as(page, live_server.url, alice, reverse("annotate_submit", args=[assignment.pk]))
+    open_as(page, live_server.url, rita, reverse("study_reclaim", args=[bertscore_study.pk]))
     assert_error_page(page, 405, "Not possible this way")
-    page.goto(live_server.url + reverse("studies"))
+    open_as(page, live_server.url, alice, reverse("studies"))
     assert_error_page(page, 403, "Not allowed")

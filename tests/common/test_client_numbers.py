@@ -46,7 +46,9 @@ def body_with_seconds(assignment: Assignment, seconds: str) -> str:
 def submitters(alice: AbstractUser) -> dict[str, Callable[[Assignment, str], Any]]:
     web, api = client_for(alice), api_client_for(alice)
     return {
-        "web": lambda a, body: web.post(reverse("annotate_submit", args=[a.pk]), body, content_type="application/json"),
+        "web": lambda a, body: web.post(
+            reverse("api_assignment_submit", args=[a.pk]), body, content_type="application/json"
+        ),
         "api": lambda a, body: api.post(
             reverse("api_assignment_submit", args=[a.pk]), body, content_type="application/json"
         ),

@@ -34,8 +34,8 @@ def answers(web: Client, api: APIClient, assignment_id: int) -> dict[str, int]:
     """Status of every way to read or write one assignment, on the web and over the API."""
     return {
         "web open": web.get(reverse("annotate", args=[assignment_id])).status_code,
-        "web draft": post_json(web, "annotate_draft", assignment_id, {"draft": {"comment": "mine"}}).status_code,
-        "web submit": post_json(web, "annotate_submit", assignment_id, {"labels": {"0": "yes"}}).status_code,
+        "web draft": post_json(web, "api_assignment_draft", assignment_id, {"draft": {"comment": "mine"}}).status_code,
+        "web submit": post_json(web, "api_assignment_submit", assignment_id, {"labels": {"0": "yes"}}).status_code,
         "api open": api.get(reverse("api_assignment", args=[assignment_id])).status_code,
         "api submit": api.post(
             reverse("api_assignment_submit", args=[assignment_id]), {"labels": {"0": "yes"}}, format="json"

@@ -19,7 +19,7 @@ def first_assignment(study: Study, user: AbstractUser) -> Assignment:
 
 def post(client: Any, assignment: Assignment, labels: dict[Any, str], **extra: Any) -> Any:
     return client.post(
-        reverse("annotate_submit", args=[assignment.pk]),
+        reverse("api_assignment_submit", args=[assignment.pk]),
         data=json.dumps({"labels": labels, "comment": extra.get("comment", ""), "seconds": extra.get("seconds", 5)}),
         content_type="application/json",
     )
@@ -100,10 +100,10 @@ def test_it_refuses_to_judge_an_item_assigned_to_someone_else(
 def test_it_answers_400_to_a_malformed_request(bertscore_study: Study, alice: AbstractUser) -> None:
     assignment = first_assignment(bertscore_study, alice)
     response = client_for(alice).post(
-        reverse("annotate_submit", args=[assignment.pk]), data="{", content_type="application/json"
+        reverse("api_assignment_submit", args=[assignment.pk]), data="{", content_type="application/json"
     )
     assert response.status_code == 400
-    assert response.json()["errors"][0].startswith("malformed request")
+    assert response.json()["detail"].startswith("JSON parse error")
 
 
 def test_it_reopens_a_submitted_item_with_its_labels(bertscore_study: Study, alice: AbstractUser) -> None:

@@ -137,7 +137,7 @@ def test_it_refuses_another_users_item_and_a_forged_id(
         with pytest.raises(Assignment.DoesNotExist):
             assignment_skip(assignment_id=pk, user=user, reason="not_english", note="")
     answer = client_for(bob).post(
-        reverse("annotate_skip", args=[assignment.pk]), {"reason": "not_english"}, content_type="application/json"
+        reverse("api_assignment_skip", args=[assignment.pk]), {"reason": "not_english"}, content_type="application/json"
     )
     assert answer.status_code == 404
     assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.ASSIGNED
@@ -158,15 +158,20 @@ def test_it_refuses_a_skip_after_a_submission_and_a_submission_after_a_skip(
     assert not skipped.judgements.exists()
 
 
-def test_it_answers_the_web_view_with_the_next_open_item(bertscore_study: Study, alice: AbstractUser) -> None:
+def test_it_takes_the_web_views_skip_through_the_api_and_goes_on_to_the_next_open_item(
+    bertscore_study: Study, alice: AbstractUser
+) -> None:
     first, second = Assignment.objects.filter(annotator=alice).order_by("position")[:2]
-    client = client_for(alice)
-    url = reverse("annotate_skip", args=[first.pk])
+    client = client_for(alice)  # the session, as the page's script sends it
+    page = client.get(reverse("annotate", args=[first.pk])).content.decode()
+    url = reverse("api_assignment_skip", args=[first.pk])
+    assert f'data-skip-url="{url}"' in page and f'data-done-url="{reverse("annotate_next")}"' in page
     bad = client.post(url, {"reason": "other", "note": ""}, content_type="application/json")
     assert bad.status_code == 400 and "note" in json.dumps(bad.json())
     answer = client.post(url, {"reason": "not_english", "note": "Welsh"}, content_type="application/json")
     assert answer.status_code == 200
-    assert answer.json() == {"status": "skipped", "next": reverse("annotate", args=[second.pk])}
+    assert (answer.json()["status"], answer.json()["skip_note"]) == ("skipped", "Welsh")
+    assert client.get(reverse("annotate_next")).url == reverse("annotate", args=[second.pk])
     page = client.get(reverse("annotate", args=[first.pk])).content.decode()
     assert "You marked this item “cannot judge” (Not English: Welsh)" in page and 'id="cannot-judge"' not in page
 

@@ -190,7 +190,7 @@ def test_it_gives_untouched_work_to_someone_else_when_k_is_not_reached(
     assert Assignment.objects.filter(item=alices[0].item).exclude(status=Assignment.Status.RECLAIMED).count() == 1
     assert assignments_reclaim(study=study, now=now) == 0  # the fresh one stays with alice
     answer = client_for(alice).post(
-        reverse("annotate_submit", args=[alices[0].pk]),
+        reverse("api_assignment_submit", args=[alices[0].pk]),
         data=json.dumps({"labels": {"0": "no"}}),
         content_type="application/json",
     )
@@ -294,7 +294,7 @@ def test_it_shows_annotated_examples_in_the_task_view_but_never_an_item_of_the_t
     assert created.url == reverse("study_example_annotate", args=[study.pk, example.pk])
     page = client.get(created.url)
     assert page.status_code == 200 and page.context["state"]["mode"] == "example"
-    submit_url = reverse("study_example_submit", args=[study.pk, example.pk])
+    submit_url = reverse("api_study_example_submit", args=[study.pk, example.pk])
     incomplete = client.post(submit_url, data=json.dumps({"labels": {"0": "no"}}), content_type="application/json")
     assert incomplete.status_code == 400 and "need a short explanation" in incomplete.json()["errors"][0]
     body = {"labels": {"0": "no"}, "notes": {"0": "The age is wrong."}, "comment": "Dates must match the article."}
