@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api import analysis, corpus, imports, studies
+from api import analysis, bundles, corpus, imports, studies
 
 urlpatterns = [
     path("datasets/", corpus.DatasetListApi.as_view(), name="api_datasets"),
@@ -36,6 +36,8 @@ urlpatterns = [
     path("studies/<int:study_id>/items/", studies.StudyItemListApi.as_view(), name="api_study_items"),
     path("studies/<int:study_id>/assignments/", studies.StudyAssignmentListApi.as_view(), name="api_study_assignments"),
     path("studies/<int:study_id>/judgements/", studies.StudyJudgementListApi.as_view(), name="api_study_judgements"),
+    path("studies/<int:study_id>/bundle/", bundles.StudyBundleApi.as_view(), name="api_study_bundle"),
+    path("bundles/", bundles.BundleListApi.as_view(), name="api_bundles"),
     path(
         "studies/<int:study_id>/examples/<int:example_id>/submission/",
         studies.StudyExampleSubmitApi.as_view(),

@@ -133,6 +133,7 @@ INSTALLED_APPS = [
     "studies",
     "crowd",
     "analysis",
+    "bundles",
     "demo",
     # Only the migrations that once created the tables of corpus, accounts and studies: kept so that an
     # existing database's migration history still resolves.
@@ -515,6 +516,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Django spools any file larger than FILE_UPLOAD_MAX_MEMORY_SIZE to disk while it arrives.
 FAITHANNO_UPLOAD_MAX_BYTES = envint("FAITHANNO_UPLOAD_MAX_BYTES", str(100 * 1024 * 1024), minimum=1)
 FAITHANNO_UPLOAD_DIR = Path(envstr("FAITHANNO_UPLOAD_DIR", str(DATA_DIR / "uploads")))
+# A study bundle (docs/BUNDLES.md) unpacking to more than this is refused before anything is unpacked: a
+# small archive can claim gigabytes (a zip bomb). The upload itself is bounded by FAITHANNO_UPLOAD_MAX_BYTES.
+FAITHANNO_BUNDLE_MAX_BYTES = envint("FAITHANNO_BUNDLE_MAX_BYTES", str(2 * 1024 * 1024 * 1024), minimum=1)
 # A running import whose worker has not reported for this long is presumed dead: the broker's second
 # delivery of its task (after CELERY_VISIBILITY_TIMEOUT) imports it again; until then a second delivery
 # leaves it alone, so a job is never imported twice at once.

@@ -653,6 +653,8 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "api_study_agreement": [study.pk],
         "api_study_summaries_export": [study.pk, "jsonl"],
         "api_study_judgements_export": [study.pk, "csv"],
+        "api_study_bundle": [study.pk],
+        "api_bundles": [],  # POST only: a GET answers 405
         "api_schema": [],
         "api_import_job": [world.import_job.pk],
     }

@@ -26,8 +26,9 @@ OLD_LAYOUT = [
     ("corpus", None),
     ("studies", None),
     ("accounts", None),
-    # Apps made after the layout changed (they depend on the new apps) did not exist yet.
+    # Apps made after the layout changed (their tables refer to the moved models) did not exist yet.
     ("crowd", None),
+    ("bundles", None),
 ]
 # Every table the moved models and scoring write, the many-to-many tables of Study included.
 TABLES = [

@@ -38,6 +38,7 @@ MISSING = 10**9
         ("api_study_agreement", [MISSING]),
         ("api_study_summaries_export", [MISSING, "csv"]),
         ("api_study_judgements_export", [MISSING, "csv"]),
+        ("api_study_bundle", [MISSING]),
         ("api_assignment", [MISSING]),
     ],
 )

@@ -37,6 +37,7 @@ RESEARCHER_READS = [
     ("api_study_agreement", "study"),
     ("api_study_summaries_export", "study-csv"),
     ("api_study_judgements_export", "study-jsonl"),
+    ("api_study_bundle", "study"),
 ]
 
 # Expected status per role. ronald is a researcher who does not run rita's study: he sees the datasets

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class BundlesConfig(AppConfig):
+    name = "bundles"
+    verbose_name = "Study bundles"
