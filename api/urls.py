@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api import analysis, corpus, imports, studies
+from api import analysis, corpus, imports, judges, studies
 
 urlpatterns = [
     path("datasets/", corpus.DatasetListApi.as_view(), name="api_datasets"),
@@ -36,6 +36,8 @@ urlpatterns = [
     path("studies/<int:study_id>/items/", studies.StudyItemListApi.as_view(), name="api_study_items"),
     path("studies/<int:study_id>/assignments/", studies.StudyAssignmentListApi.as_view(), name="api_study_assignments"),
     path("studies/<int:study_id>/judgements/", studies.StudyJudgementListApi.as_view(), name="api_study_judgements"),
+    path("studies/<int:study_id>/llm-judge-runs/", judges.StudyJudgeRunsApi.as_view(), name="api_study_judge_runs"),
+    path("llm-judge-runs/<int:run_id>/", judges.JudgeRunApi.as_view(), name="api_judge_run"),
     path("studies/<int:study_id>/agreement/", analysis.StudyAgreementApi.as_view(), name="api_study_agreement"),
     path(
         "studies/<int:study_id>/exports/summaries.<str:format_name>",

@@ -1,4 +1,5 @@
-"""Roles are Django groups; admins are superusers. External annotators hold imported crowd labels."""
+"""Roles are Django groups; admins are superusers. External annotators hold imported crowd labels; model
+raters hold the labels of an LLM judge (judges app): a rater in every analysis, never counted as a human."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ ADMIN = "admin"
 RESEARCHER = "researcher"
 ANNOTATOR = "annotator"
 EXTERNAL = "external"
+MODEL = "model"
 ROLES = (ADMIN, RESEARCHER, ANNOTATOR)
 
 
@@ -30,3 +32,7 @@ def user_is_researcher(user: Any) -> bool:
 
 def user_is_annotator(user: Any) -> bool:
     return user_has_role(user, ANNOTATOR)
+
+
+def user_is_model_rater(user: Any) -> bool:
+    return user_has_role(user, MODEL)
