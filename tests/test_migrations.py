@@ -26,6 +26,8 @@ OLD_LAYOUT = [
     ("corpus", None),
     ("studies", None),
     ("accounts", None),
+    # Came later, above studies: not there in the old layout.
+    ("judges", None),
 ]
 # Every table the moved models and scoring write, the many-to-many tables of Study included.
 TABLES = [
