@@ -18,6 +18,8 @@ from studies.models import StudyTask
 
 
 class JudgeRunForm(forms.Form):
+    # Its fields sit on the study page beside other forms: ids and names stay apart (judge-task, ...).
+    prefix = "judge"
     task = forms.TypedChoiceField(coerce=int, label="Task")
     endpoint = TextField(max_length=500, label="Endpoint (OpenAI-compatible chat API, e.g. http://127.0.0.1:8000/v1)")
     model = TextField(max_length=200, label="Model")

@@ -258,7 +258,7 @@ class AgreementOverview:
     fewest_raters: int | None = None  # the fewest annotators any judged unit has, when fewer than the study's k
     annotators_per_item: int = 0  # the study's k
     # Raters that are LLM judges (judges app): in every coefficient and table, but never counted as people.
-    model_raters: frozenset[str] = frozenset()
+    model_raters: tuple[str, ...] = ()
 
 
 # Each BUMP annotator writes their own edit of a reference summary for an error type the study asked for;
@@ -269,8 +269,9 @@ EDIT_AGREEMENT_UNDEFINED = (
 )
 
 
-def _fewest_raters(labelled: Labelled, annotators_per_item: int, models: frozenset[str] = frozenset()) -> int | None:
+def _fewest_raters(labelled: Labelled, annotators_per_item: int, models: Iterable[str] = ()) -> int | None:
     """The fewest people any judged unit has (model raters do not count towards k), when fewer than k."""
+    models = set(models)
     counts = [
         sum(label is not None for name, label in labels.items() if name not in models) for labels in labelled.values()
     ]
@@ -312,14 +313,18 @@ def agreement_overview(
     return AgreementOverview(study_task, task, results, tables, "", fewest, k, models)
 
 
-def model_rater_names(*, study_task: StudyTask) -> frozenset[str]:
-    """The usernames of the LLM judges (judges app) with submitted work in the task."""
+def model_rater_names(*, study_task: StudyTask) -> tuple[str, ...]:
+    """The usernames of the LLM judges (judges app) with work in the task, in order. Imported judgements have
+    none (judges.services refuses them): no query for them."""
+    if study_task.study.kind != Study.Kind.STUDY:
+        return ()
     rows = (
         Assignment.objects.filter(item__study_task=study_task, annotator__in=model_rater_accounts().values("pk"))
+        .order_by("annotator__username")
         .values_list("annotator__username", flat=True)
         .distinct()
     )
-    return frozenset(rows)
+    return tuple(rows)
 
 
 def labels_table(

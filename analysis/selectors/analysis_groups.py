@@ -431,13 +431,14 @@ def metric_rater_analysis(
                 weights=weights,
                 categories=categories,
                 # The majority of the labels as the coefficient reads them (numbers leave "Don't know" out).
-                reference=None if aggregation == MAJORITY else numbered_reference,
+                # With model raters the majority is the people's (human_reference above), not the stats' own.
+                reference=None if aggregation == MAJORITY and not models else numbered_reference,
                 reference_name=aggregation,
             )
         except ValueError as exc:
             raise AnalysisError(f"metric {name!r}: {exc}") from exc
         row = {"thresholds": list(cuts), "labels": labels, "tuning": tuning, "aggregation": aggregation}
-        rows.append({**row, **result.as_dict(), "model_raters": sorted(models)})
+        rows.append({**row, **result.as_dict(), "model_raters": list(models)})
     return rows
 
 

@@ -112,7 +112,10 @@ def test_other_researchers_and_annotators_cannot_start_or_read_runs(
     assert api_client_for(ronald).post(url, body, format="json").status_code == 404
     assert api_client_for(alice).post(url, body, format="json").status_code == 403
     page = reverse("study_judge_run", args=[study.pk])
-    assert client_for(ronald).post(page, {**body, "task": study.tasks.get(task="factuality").pk}).status_code == 404
+    form = {f"judge-{key}": value for key, value in body.items()} | {
+        "judge-task": study.tasks.get(task="factuality").pk
+    }
+    assert client_for(ronald).post(page, form).status_code == 404
     assert not JudgeRun.objects.exists()
 
 
@@ -129,16 +132,16 @@ def test_it_starts_a_run_from_the_study_page_form(
         response = client.post(
             reverse("study_judge_run", args=[study.pk]),
             {
-                "task": factuality.pk,
-                "endpoint": server.url,
-                "model": "page-model",
-                "api_key": "sk-page-secret",
-                "temperature": "0",
-                "max_answer_tokens": "100",
-                "seed": "",
-                "max_requests": "100",
-                "max_tokens": "100000",
-                "max_minutes": "5",
+                "judge-task": factuality.pk,
+                "judge-endpoint": server.url,
+                "judge-model": "page-model",
+                "judge-api_key": "sk-page-secret",
+                "judge-temperature": "0",
+                "judge-max_answer_tokens": "100",
+                "judge-seed": "",
+                "judge-max_requests": "100",
+                "judge-max_tokens": "100000",
+                "judge-max_minutes": "5",
             },
         )
     assert response.status_code == 302
@@ -150,6 +153,6 @@ def test_it_starts_a_run_from_the_study_page_form(
     # A temperature of NaN is refused by the form, naming the field; nothing started.
     client.post(
         reverse("study_judge_run", args=[study.pk]),
-        {"task": factuality.pk, "endpoint": "http://x/v1", "model": "m", "temperature": "nan"},
+        {"judge-task": factuality.pk, "judge-endpoint": "http://x/v1", "judge-model": "m", "judge-temperature": "nan"},
     )
     assert JudgeRun.objects.count() == 1

@@ -244,7 +244,7 @@ def test_the_agreement_includes_the_model_rater_and_human_counts_leave_it_out(
         run = run_judge(study, server.url)
     model = run.rater.user.username
     overview = agreement_overview(study_task=study_task)
-    assert overview.model_raters == {model}
+    assert overview.model_raters == (model,)
     assert {row.annotator for row in overview.tables.annotators} == {"alice", model}
     assert overview.tables.n_items == items_of(study)  # every unit now has two raters: alice and the model
     percent = next(row for row in overview.results if row["coefficient"] == "percent")
@@ -255,6 +255,14 @@ def test_the_agreement_includes_the_model_rater_and_human_counts_leave_it_out(
     assert progress.complete_items == 0 and progress.done == items_of(study)  # alice's only
     assert {row.username for row in study_progress(study=study)} == {"alice", "bob"}
     assert studies_glance(studies=[study])[study.pk].active == 1
+
+    # The analysis page and the API list it as an extra rater with a clear label.
+    client = client_for(study.created_by)
+    page = client.get(reverse("study_analysis", args=[study.pk])).content.decode()
+    assert f'data-annotator="{model}"' in page and "(model rater: an LLM judge)" in page
+    [answer] = client.get(reverse("api_study_agreement", args=[study.pk])).json()
+    assert answer["model_raters"] == [model] and answer["fewest_raters"] == 1
+    assert {row["annotator"] for row in answer["annotators"]} == {"alice", model}
 
 
 def test_the_metric_as_rater_analysis_compares_the_metric_with_the_model_rater(
@@ -273,6 +281,8 @@ def test_the_metric_as_rater_analysis_compares_the_metric_with_the_model_rater(
     against = {annotator["rater"]: annotator for annotator in row["annotators"]}
     assert set(against) == {"alice", run.rater.user.username}
     assert against[run.rater.user.username]["agreement"] == 1.0 and against["alice"]["agreement"] == 0.0
+    # The human majority is alice's "no" alone (the model's "yes" would make every item a tie).
+    assert row["majority"]["agreement"] == 0.0 and row["majority"]["n_items"] == items_of(study)
 
 
 def test_the_command_shows_progress(study: Study) -> None:
@@ -287,3 +297,26 @@ def test_the_command_shows_progress(study: Study) -> None:
     text = out.getvalue()
     n = items_of(study)
     assert f"[1/{n}] item" in text and f"[{n}/{n}] item" in text and f"Done: {n} judged" in text
+
+
+def test_a_second_delivery_leaves_a_live_run_alone_and_takes_over_a_silent_one(study: Study) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    with chat_server(lambda body: Reply(VALID)) as server:
+        run = run_judge(study, server.url, max_requests=2)
+        assert run.status == JudgeRun.Status.STOPPED and run.judged == 2
+        # The broker hands the task out again while a worker still reports: nothing happens.
+        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING, max_requests=100)
+        assert judge_run_execute(run_id=run.pk, sleep=lambda seconds: None) is None
+        assert len(server.requests) == 2
+        # The worker went silent: the next delivery takes the run over and judges only the items left.
+        JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+        judge_run_execute(run_id=run.pk, sleep=lambda seconds: None)
+    run.refresh_from_db()
+    n = items_of(study)
+    assert run.status == JudgeRun.Status.DONE and run.judged == n and len(server.requests) == n
+    assert JudgeItem.objects.filter(run=run).count() == n
+    # A finished run is never run again.
+    assert judge_run_execute(run_id=run.pk) is None
