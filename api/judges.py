@@ -109,13 +109,22 @@ class StudyJudgeRunsApi(ListAPIView):
 
 
 class JudgeRunApi(APIView):
-    """One run with every item it decided: the exact prompt, model and parameters, the answer, the reason."""
+    """One run: its status, budget and counts (its items: JudgeRunItemsApi, a page at a time)."""
 
     permission_classes = RESEARCHERS
 
     @extend_schema(responses=JudgeRunOutput)
     def get(self, request: Request, run_id: int) -> Response:
-        run = get_object_or_404(judge_runs_for_user(user=request.user), pk=run_id)
-        body = JudgeRunOutput(run).data
-        body["items"] = JudgeItemOutput(judge_run_items(run=run), many=True).data
-        return Response(body)
+        return Response(JudgeRunOutput(get_object_or_404(judge_runs_for_user(user=request.user), pk=run_id)).data)
+
+
+class JudgeRunItemsApi(ListAPIView):
+    """Every item the run decided, in item order: the exact prompt, model and parameters, the answer and,
+    for a failed item, every try's reason (a failed item has no label)."""
+
+    permission_classes = RESEARCHERS
+    serializer_class = JudgeItemOutput
+
+    def get_queryset(self) -> Any:
+        run = get_object_or_404(judge_runs_for_user(user=self.request.user), pk=self.kwargs["run_id"])
+        return judge_run_items(run=run)

@@ -38,6 +38,7 @@ urlpatterns = [
     path("studies/<int:study_id>/judgements/", studies.StudyJudgementListApi.as_view(), name="api_study_judgements"),
     path("studies/<int:study_id>/llm-judge-runs/", judges.StudyJudgeRunsApi.as_view(), name="api_study_judge_runs"),
     path("llm-judge-runs/<int:run_id>/", judges.JudgeRunApi.as_view(), name="api_judge_run"),
+    path("llm-judge-runs/<int:run_id>/items/", judges.JudgeRunItemsApi.as_view(), name="api_judge_run_items"),
     path("studies/<int:study_id>/agreement/", analysis.StudyAgreementApi.as_view(), name="api_study_agreement"),
     path(
         "studies/<int:study_id>/exports/summaries.<str:format_name>",

@@ -64,9 +64,10 @@ def test_it_starts_a_run_from_the_api_and_answers_it_with_every_prompt_but_never
     assert run.status == JudgeRun.Status.STOPPED and run.judged == 2 and run.api_key == ""
     assert Judgement.objects.filter(assignment__annotator=run.rater.user).count() == 2
     detail = api.get(reverse("api_judge_run", args=[run.pk])).json()
-    assert detail["status"] == "stopped" and len(detail["items"]) == 2
-    assert detail["items"][0]["prompt"] == server.requests[0]["messages"]
-    assert detail["items"][0]["response"] == VALID and detail["items"][0]["model"] == "m1"
+    assert detail["status"] == "stopped" and detail["judged"] == 2 and detail["model"] == "m1"
+    items = api.get(reverse("api_judge_run_items", args=[run.pk])).json()
+    assert items["count"] == 2 and items["results"][0]["prompt"] == server.requests[0]["messages"]
+    assert items["results"][0]["response"] == VALID and items["results"][0]["model"] == "m1"
     listed = api.get(reverse("api_study_judge_runs", args=[study.pk])).json()
     assert [row["id"] for row in listed["results"]] == [run.pk]
 
@@ -117,6 +118,16 @@ def test_other_researchers_and_annotators_cannot_start_or_read_runs(
     }
     assert client_for(ronald).post(page, form).status_code == 404
     assert not JudgeRun.objects.exists()
+    from judges.services import JudgeSpec, judge_run_create
+
+    run = judge_run_create(
+        spec=JudgeSpec(study_task=study.tasks.get(task="factuality"), endpoint="http://127.0.0.1:9/v1", model="m")
+    )
+    for name in ("api_judge_run", "api_judge_run_items"):
+        assert api_client_for(ronald).get(reverse(name, args=[run.pk])).status_code == 404
+        assert api_client_for(alice).get(reverse(name, args=[run.pk])).status_code == 403
+        assert api_client_for(rita).get(reverse(name, args=[run.pk])).status_code == 200
+    assert api_client_for(ronald).get(url).status_code == 404
 
 
 def test_it_starts_a_run_from_the_study_page_form(
@@ -156,3 +167,52 @@ def test_it_starts_a_run_from_the_study_page_form(
         {"judge-task": factuality.pk, "judge-endpoint": "http://x/v1", "judge-model": "m", "judge-temperature": "nan"},
     )
     assert JudgeRun.objects.count() == 1
+
+
+def queries(fetch: Callable[[], Any]) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as context:
+        response = fetch()
+    assert response.status_code == 200
+    return len(context.captured_queries)
+
+
+# The runs list: the user, the role check, the study, the count, the page of runs (with their rater and task).
+# A run's items: the user, the role check, the run, the count, the page of items. The study page of this
+# two-task study, with runs: its reads (tests/test_query_counts.py) plus the runs and their failures.
+RUNS_LIST_QUERIES, RUN_ITEMS_QUERIES, STUDY_PAGE_WITH_RUNS_QUERIES = 5, 5, 16
+
+
+def test_it_keeps_the_runs_query_counts_flat(study: Study, rita: AbstractUser, settings: Any) -> None:
+    from judges.services import JudgeSpec, judge_run_create, judge_run_execute
+
+    settings.FAITHANNO_LLM_TRIES = 1
+    api, client = api_client_for(rita), client_for(rita)
+    factuality = study.tasks.get(task="factuality")
+
+    def judge(model: str, **budget: Any) -> JudgeRun:
+        run = judge_run_create(
+            spec=JudgeSpec(study_task=factuality, endpoint=server.url, model=model, created_by=rita, **budget)
+        )
+        judge_run_execute(run_id=run.pk, sleep=lambda seconds: None)
+        return run
+
+    answers = iter([VALID, "no json"] * 100)
+    with chat_server(lambda body: Reply(next(answers))) as server:
+        first = judge("m1", max_requests=1)
+        counts = (
+            queries(lambda: api.get(reverse("api_study_judge_runs", args=[study.pk]))),
+            queries(lambda: api.get(reverse("api_judge_run_items", args=[first.pk]))),
+            queries(lambda: client.get(reverse("study_detail", args=[study.pk]))),
+        )
+        assert counts == (RUNS_LIST_QUERIES, RUN_ITEMS_QUERIES, STUDY_PAGE_WITH_RUNS_QUERIES)
+        more = [judge("m2"), judge("m3")]
+        assert all(run.items.count() == factuality.items.count() for run in more)
+        assert JudgeRun.objects.filter(failed__gt=0).count() == 2
+        assert (
+            queries(lambda: api.get(reverse("api_study_judge_runs", args=[study.pk]))),
+            queries(lambda: api.get(reverse("api_judge_run_items", args=[more[0].pk]))),
+            queries(lambda: client.get(reverse("study_detail", args=[study.pk]))),
+        ) == counts

@@ -182,6 +182,7 @@ def test_it_never_shows_logs_or_exports_the_key(
         client.get(reverse("study_detail", args=[study.pk])),
         client.get(reverse("study_export", args=[study.pk, "csv"])),
         client.get(reverse("api_judge_run", args=[run.pk])),
+        client.get(reverse("api_judge_run_items", args=[run.pk])),
         client.get(reverse("api_study_judge_runs", args=[study.pk])),
     ]
     assert all(page.status_code == 200 for page in pages)
