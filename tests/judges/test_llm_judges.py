@@ -321,3 +321,21 @@ def test_a_second_delivery_leaves_a_live_run_alone_and_takes_over_a_silent_one(s
     assert JudgeItem.objects.filter(run=run).count() == n
     # A finished run is never run again.
     assert judge_run_execute(run_id=run.pk) is None
+
+
+def test_the_celery_task_marks_a_run_that_breaks_off_as_failed(study: Study) -> None:
+    from judges.jobs import judge_run_job
+    from judges.models import ModelRater
+
+    with chat_server(lambda body: Reply(VALID)) as server:
+        run = judge_run_create(spec=JudgeSpec(study_task=study.tasks.get(), endpoint=server.url, model="m"))
+        # A rater whose stored parameters no longer parse (edited by hand in the database): the run cannot go on.
+        ModelRater.objects.filter(pk=run.rater_id).update(parameters={"temperature": "hot"})
+        result = judge_run_job.apply(kwargs={"run_id": run.pk})
+        assert server.requests == []
+    assert result.failed()
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.FAILED and "the run broke off: ValueError: temperature" in run.reason
+    assert run.api_key == "" and run.finished_at is not None
+    # Delivered again, a failed run is left alone.
+    assert judge_run_job.apply(kwargs={"run_id": run.pk}).get() is None
