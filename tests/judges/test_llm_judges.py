@@ -339,3 +339,44 @@ def test_the_celery_task_marks_a_run_that_breaks_off_as_failed(study: Study) -> 
     assert run.api_key == "" and run.finished_at is not None
     # Delivered again, a failed run is left alone.
     assert judge_run_job.apply(kwargs={"run_id": run.pk}).get() is None
+
+
+def first_label_judge(body: dict[str, Any]) -> Reply:
+    """A judge that answers every unit of the prompt with its first label (and a note), as a model would."""
+    import re
+
+    text = body["messages"][1]["content"]
+    blocks = re.findall(r"^Unit (\d+): .*?^Labels: (\w+) ", text, flags=re.M | re.S)
+    judgements = [{"unit": int(unit), "label": label, "note": "because"} for unit, label in blocks]
+    return Reply(json.dumps({"judgements": judgements}))
+
+
+def test_it_judges_every_task_with_labels_per_unit_showing_what_the_annotator_sees(task_study: Study) -> None:
+    from protocols.llm_judge import judgeable
+    from protocols.tasks import get_task
+
+    judged_tasks = [t for t in task_study.tasks.all() if judgeable(get_task(t.task))]
+    assert {t.task for t in judged_tasks} == {
+        "bertscore", "qgqa", "entailment", "sentence_consistency", "feqa", "factuality"
+    }  # fmt: skip
+    prompts: dict[str, str] = {}
+    with chat_server(first_label_judge) as server:
+        for study_task in judged_tasks:
+            spec = JudgeSpec(study_task=study_task, endpoint=server.url, model="first-label")
+            run = judge_run_create(spec=spec)
+            judge_run_execute(run_id=run.pk, sleep=lambda seconds: None)
+            run.refresh_from_db()
+            assert (run.failed, run.judged) == (0, study_task.items.count()), (study_task.task, run.reason)
+            prompts[study_task.task] = JudgeItem.objects.filter(run=run).first().prompt[1]["content"]
+    # Beside each unit the prompt shows what the task view highlights.
+    assert "Aligned source word(s): " in prompts["bertscore"]
+    assert "Answer from the summary: " in prompts["qgqa"] and "Answer from the source: " in prompts["qgqa"]
+    assert "Highlighted source sentence: " in prompts["entailment"]
+    assert "Answer only if unit 0 is meaningful" in prompts["feqa"]
+    # FEQA: the error-type question was answered but does not apply after "faithful": it is not stored.
+    feqa_labels = set(
+        Judgement.objects.filter(
+            assignment__item__study_task__task="feqa", assignment__annotator__username__startswith="llm."
+        ).values_list("label", flat=True)
+    )
+    assert feqa_labels == {"meaningful", "grammatical", "faithful"}
