@@ -31,3 +31,8 @@ def user_get(*, user_id: int) -> Any:
 def annotator_accounts() -> QuerySet[Any]:
     """Active accounts with the annotator role: who may be given a study's items."""
     return get_user_model().objects.filter(groups__name=roles.ANNOTATOR, is_active=True).order_by("username")
+
+
+def model_rater_accounts() -> QuerySet[Any]:
+    """The accounts of LLM judges (judges app): raters in the analyses, never counted as human annotators."""
+    return get_user_model().objects.filter(groups__name=roles.MODEL)

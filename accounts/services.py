@@ -71,6 +71,21 @@ def external_annotators_get_or_create(*, dataset: Dataset, workers: Sequence[str
     return {worker: existing[name] for worker, name in names.items()}
 
 
+def model_rater_account_get_or_create(*, username: str) -> AbstractUser:
+    """The account that holds an LLM judge's labels (judges app). It cannot log in (inactive, no usable
+    password) and is in the model role, so analyses take it as a rater and never count it as a human."""
+    user_model = get_user_model()
+    user = user_model.objects.filter(username=username).first()
+    if user is None:
+        user = user_model(username=username, is_active=False)
+        user.set_unusable_password()
+        user.save()
+    elif not user.groups.filter(name=roles.MODEL).exists():
+        raise ValueError(f"{username!r} is a person's account, not a model rater's")
+    user.groups.add(role_group(roles.MODEL))
+    return user
+
+
 def api_token_get_or_create(*, user: AbstractUser) -> Token:
     """The user's API token (one per user), created on first use."""
     token, _ = Token.objects.get_or_create(user=user)

@@ -91,6 +91,11 @@ class AgreementOutput(serializers.Serializer):
         allow_null=True, help_text="the fewest annotators a judged unit has, when fewer than annotators_per_item"
     )
     annotators_per_item = serializers.IntegerField()
+    model_raters = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="the raters that are LLM judges (model raters): in every coefficient and table, never counted "
+        "as annotators (fewest_raters counts people only)",
+    )
     n_items = serializers.IntegerField(source="tables.n_items", help_text="units rated by two or more annotators")
     n_single = serializers.IntegerField(source="tables.n_single", help_text="units rated by one annotator, not listed")
     items = AgreementTableItem(

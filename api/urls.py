@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api import analysis, bundles, corpus, imports, studies
+from api import analysis, bundles, corpus, imports, judges, studies
 
 urlpatterns = [
     path("datasets/", corpus.DatasetListApi.as_view(), name="api_datasets"),
@@ -43,6 +43,9 @@ urlpatterns = [
         studies.StudyExampleSubmitApi.as_view(),
         name="api_study_example_submit",
     ),
+    path("studies/<int:study_id>/llm-judge-runs/", judges.StudyJudgeRunsApi.as_view(), name="api_study_judge_runs"),
+    path("llm-judge-runs/<int:run_id>/", judges.JudgeRunApi.as_view(), name="api_judge_run"),
+    path("llm-judge-runs/<int:run_id>/items/", judges.JudgeRunItemsApi.as_view(), name="api_judge_run_items"),
     path("studies/<int:study_id>/agreement/", analysis.StudyAgreementApi.as_view(), name="api_study_agreement"),
     path(
         "studies/<int:study_id>/exports/summaries.<str:format_name>",

@@ -1,4 +1,5 @@
-"""Roles are Django groups; admins are superusers. External annotators hold imported crowd labels."""
+"""Roles are Django groups; admins are superusers. External annotators hold imported crowd labels; model
+raters hold the labels of an LLM judge (judges app): a rater in every analysis, never counted as a human."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ ANNOTATOR = "annotator"
 EXTERNAL = "external"
 # Crowd workers who arrived by a study's public link (the crowd app): no password, one study, no role pages.
 CROWD = "crowd"
+MODEL = "model"
 ROLES = (ADMIN, RESEARCHER, ANNOTATOR)
 
 
@@ -32,3 +34,7 @@ def user_is_researcher(user: Any) -> bool:
 
 def user_is_annotator(user: Any) -> bool:
     return user_has_role(user, ANNOTATOR)
+
+
+def user_is_model_rater(user: Any) -> bool:
+    return user_has_role(user, MODEL)

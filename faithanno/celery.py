@@ -19,3 +19,5 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["scoring"])
 # The Celery tasks of studies (uploaded imports) are in studies.jobs (protocols.tasks are annotation tasks).
 app.autodiscover_tasks(["studies"], related_name="jobs")
+# An LLM judge's runs (judges.jobs).
+app.autodiscover_tasks(["judges"], related_name="jobs")

@@ -4,6 +4,7 @@ from analysis.views import analysis, browse, inspect
 from analysis.views import studies as study_pages
 from common import views as common
 from crowd.urls import researcher_urlpatterns as crowd_researcher_urls
+from judges import views as judges
 from studies.views import annotate, imports, studies
 
 urlpatterns = [
@@ -19,6 +20,8 @@ urlpatterns = [
     path("studies/<int:study_id>/settings/", studies.study_settings, name="study_settings"),
     path("studies/<int:study_id>/annotators/", studies.study_annotators, name="study_annotators"),
     path("studies/<int:study_id>/reclaim/", studies.study_reclaim, name="study_reclaim"),
+    # LLM judges (judges/views.py; the runs are listed on the study page).
+    path("studies/<int:study_id>/llm-judge/", judges.study_judge_run, name="study_judge_run"),
     path(
         "studies/<int:study_id>/tasks/<int:task_id>/guidelines/",
         studies.study_task_guidelines,

@@ -132,6 +132,7 @@ INSTALLED_APPS = [
     "scoring",
     "studies",
     "crowd",
+    "judges",
     "analysis",
     "bundles",
     "demo",
@@ -445,6 +446,23 @@ FAITHANNO_BATCH_TOKENS = envint("FAITHANNO_BATCH_TOKENS", "8192")
 # A worker's claim on a batch of summaries lapses after this long (a worker that died frees its batch).
 FAITHANNO_SCORING_CLAIM_SECONDS = envint("FAITHANNO_SCORING_CLAIM_SECONDS", "1800")
 FAITHANNO_SCORING_RETRY_SECONDS = envint("FAITHANNO_SCORING_RETRY_SECONDS", "60")
+
+# --- LLM judges (judges app; README "LLM judges") ----------------------------------------------------
+# The endpoint and model the study page and `llm_judge` offer by default (any OpenAI-compatible chat API).
+FAITHANNO_LLM_URL = envstr("FAITHANNO_LLM_URL", "")
+FAITHANNO_LLM_MODEL = envstr("FAITHANNO_LLM_MODEL", "")
+# The API key is read at run time from the environment variable a run names (this one unless the run names
+# another FAITHANNO_LLM_API_KEY_<SUFFIX>); it is no setting, so no settings dump or debug page shows it.
+FAITHANNO_LLM_API_KEY_VARIABLE = "FAITHANNO_LLM_API_KEY"
+# One request waits this long for the whole answer; a longer answer is a failed try.
+FAITHANNO_LLM_TIMEOUT_SECONDS = envint("FAITHANNO_LLM_TIMEOUT_SECONDS", "120", minimum=1)
+# A response body beyond this many bytes is refused unread (a chat answer is a few kilobytes).
+FAITHANNO_LLM_MAX_RESPONSE_BYTES = envint("FAITHANNO_LLM_MAX_RESPONSE_BYTES", str(1024 * 1024), minimum=1024)
+# Tries per item (a time-out, an HTTP error, an answer outside the label set), waiting BACKOFF * 2^n between.
+FAITHANNO_LLM_TRIES = envint("FAITHANNO_LLM_TRIES", "3", minimum=1)
+FAITHANNO_LLM_BACKOFF_SECONDS = envint("FAITHANNO_LLM_BACKOFF_SECONDS", "2", minimum=0)
+# A running judge run whose worker has not reported for this long is taken over by the next delivery.
+FAITHANNO_LLM_STALE_SECONDS = envint("FAITHANNO_LLM_STALE_SECONDS", "600", minimum=1)
 
 # --- Workers (Celery with a Redis broker) -------------------------------------------------------------
 # `python manage.py score ... --enqueue` puts scoring tasks on the queue; `celery -A faithanno worker`

@@ -161,6 +161,17 @@ class World:
     def assignment(self, task: str) -> Assignment:
         return item_of(self.study, self.study.annotators.get(username="alice"), task)
 
+    def judge_run(self) -> Any:
+        """An LLM judge's run of the study (queued, never run: no endpoint is asked)."""
+        from judges.models import JudgeRun
+        from judges.services import JudgeSpec, judge_run_create
+
+        run = JudgeRun.objects.filter(study_task__study=self.study).first()
+        if run is None:
+            task = self.study.tasks.get(task="factuality")
+            run = judge_run_create(spec=JudgeSpec(study_task=task, endpoint="http://127.0.0.1:9/v1", model="m"))
+        return run
+
 
 @pytest.fixture
 def world(
@@ -427,6 +438,33 @@ def write_targets(world: World) -> list[Any]:
             [("annotators", 0), ("extend",), (None,)],
         )
     )
+    # An LLM judge's run: taken runs stay queued (the task would run once the test's transaction commits).
+    judge_body = {
+        "task": "factuality",
+        "endpoint": "http://127.0.0.1:9/v1",
+        "model": "m",
+        "api_key": "k",
+        "parameters": {"temperature": 0, "max_tokens": 16},
+        "max_requests": 5,
+    }
+    targets.append(
+        JsonTarget(
+            "api_study_judge_runs",
+            "rita-api",
+            reverse("api_study_judge_runs", args=[study.pk]),
+            judge_body,
+            [
+                ("task",),
+                ("endpoint",),
+                ("model",),
+                ("api_key",),
+                ("api_key_variable",),
+                ("parameters", "temperature"),
+                ("parameters", "seed"),
+                ("max_requests",),
+            ],
+        )
+    )
     targets.append(ImportTarget("api_datasets", "rita-api"))
     targets.append(ImportTarget("dataset_import_upload", "rita"))
     task = study.tasks.get(task="sentence_consistency")
@@ -478,6 +516,22 @@ def write_targets(world: World) -> list[Any]:
             ["remove", "annotators"],
         ),
         FormTarget("study_reclaim", "rita", reverse("study_reclaim", args=[study.pk]), {}, ["unknown"]),
+        FormTarget(
+            "study_judge_run",
+            "rita",
+            reverse("study_judge_run", args=[study.pk]),
+            {
+                "judge-task": str(study.tasks.get(task="factuality").pk),
+                "judge-endpoint": "http://127.0.0.1:9/v1",
+                "judge-model": "m",
+                "judge-temperature": "0",
+                "judge-max_answer_tokens": "16",
+                "judge-max_requests": "5",
+                "judge-max_tokens": "100",
+                "judge-max_minutes": "1",
+            },
+            ["judge-task", "judge-endpoint", "judge-model", "judge-api_key", "judge-temperature", "judge-seed"],
+        ),
         FormTarget(
             "study_task_guidelines",
             "rita",
@@ -657,6 +711,9 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "api_bundles": [],  # POST only: a GET answers 405
         "api_schema": [],
         "api_import_job": [world.import_job.pk],
+        "api_study_judge_runs": [study.pk],
+        "api_judge_run": [world.judge_run().pk],
+        "api_judge_run_items": [world.judge_run().pk],
     }
     for name, args in api.items():
         yield name, "rita-api", reverse(name, args=args)
@@ -733,6 +790,7 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "study_annotators",
         "study_reclaim",
         "api_study_example_submit",
+        "study_judge_run",
         "study_example_delete",
         "api_study_annotators",
         "api_scoring",

@@ -29,6 +29,7 @@ OLD_LAYOUT = [
     # Apps made after the layout changed (their tables refer to the moved models) did not exist yet.
     ("crowd", None),
     ("bundles", None),
+    ("judges", None),
 ]
 # Every table the moved models and scoring write, the many-to-many tables of Study included.
 TABLES = [

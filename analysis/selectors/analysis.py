@@ -19,6 +19,7 @@ from django.db.models import Count, F, FilteredRelation, FloatField, Max, Q, Que
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
+from accounts.selectors import model_rater_accounts
 from corpus.models import Dataset, HumanScore, MetricScore, Summary
 from corpus.selectors import primary_human_score
 from protocols.tasks import TaskDefinition, get_task
@@ -301,6 +302,8 @@ class AgreementOverview:
     undefined_reason: str = ""  # why no coefficient applies to the task at all (then `results` is empty)
     fewest_raters: int | None = None  # the fewest annotators any judged unit has, when fewer than the study's k
     annotators_per_item: int = 0  # the study's k
+    # Raters that are LLM judges (judges app): in every coefficient and table, but never counted as people.
+    model_raters: tuple[str, ...] = ()
 
 
 # Each BUMP annotator writes their own edit of a reference summary for an error type the study asked for;
@@ -311,8 +314,12 @@ EDIT_AGREEMENT_UNDEFINED = (
 )
 
 
-def _fewest_raters(labelled: Labelled, annotators_per_item: int) -> int | None:
-    counts = [sum(label is not None for label in labels.values()) for labels in labelled.values()]
+def _fewest_raters(labelled: Labelled, annotators_per_item: int, models: Iterable[str] = ()) -> int | None:
+    """The fewest people any judged unit has (model raters do not count towards k), when fewer than k."""
+    models = set(models)
+    counts = [
+        sum(label is not None for name, label in labels.items() if name not in models) for labels in labelled.values()
+    ]
     fewest = min((count for count in counts if count), default=None)
     return fewest if fewest is not None and fewest < annotators_per_item else None
 
@@ -331,6 +338,7 @@ def agreement_overview(
     if task.edit:
         tables = AgreementTables([], annotator_agreements({}), 0, 0)
         return AgreementOverview(study_task, task, [], tables, EDIT_AGREEMENT_UNDEFINED, None, k)
+    models = model_rater_names(study_task=study_task)
     requests = [("fleiss", "nominal"), ("krippendorff", "nominal"), ("percent", "nominal")]
     if not task.spans and any(choice.numeric is not None for choice in task.choices):
         requests += [("krippendorff", "ordinal"), ("krippendorff", "interval")]
@@ -346,7 +354,22 @@ def agreement_overview(
     tables = AgreementTables(
         _with_summaries_and_unit_texts(rows), annotator_agreements(table_labels), n_items, n_single
     )
-    return AgreementOverview(study_task, task, results, tables, "", _fewest_raters(table_labels, k), k)
+    fewest = _fewest_raters(table_labels, k, models)
+    return AgreementOverview(study_task, task, results, tables, "", fewest, k, models)
+
+
+def model_rater_names(*, study_task: StudyTask) -> tuple[str, ...]:
+    """The usernames of the LLM judges (judges app) with work in the task, in order. Imported judgements have
+    none (judges.services refuses them): no query for them."""
+    if study_task.study.kind != Study.Kind.STUDY:
+        return ()
+    rows = (
+        Assignment.objects.filter(item__study_task=study_task, annotator__in=model_rater_accounts().values("pk"))
+        .order_by("annotator__username")
+        .values_list("annotator__username", flat=True)
+        .distinct()
+    )
+    return tuple(rows)
 
 
 def labels_table(

@@ -27,6 +27,7 @@ from analysis.selectors.analysis import (
     human_values,
     metric_names,
     metric_values,
+    model_rater_names,
     task_labels,
 )
 from common.validation import finite_number
@@ -400,7 +401,11 @@ def metric_rater_analysis(
             f"aggregation {aggregation!r} over {n_judgements} judgements takes too long for a request (at most "
             f"{max_modelled_judgements}): run `manage.py agreement --aggregation {aggregation}`"
         )
-    reference = human_reference(labelled, aggregation, seed)
+    # An LLM judge (judges app) is compared with the metric like each annotator, but the human reference label
+    # is the people's alone.
+    models = model_rater_names(study_task=study_task)
+    people = {unit: {a: label for a, label in by.items() if a not in models} for unit, by in labelled.items()}
+    reference = human_reference(people, aggregation, seed)
     rows = []
     for name, cuts in zip(metrics, per_metric, strict=True):
         if name not in known:
@@ -426,13 +431,14 @@ def metric_rater_analysis(
                 weights=weights,
                 categories=categories,
                 # The majority of the labels as the coefficient reads them (numbers leave "Don't know" out).
-                reference=None if aggregation == MAJORITY else numbered_reference,
+                # With model raters the majority is the people's (human_reference above), not the stats' own.
+                reference=None if aggregation == MAJORITY and not models else numbered_reference,
                 reference_name=aggregation,
             )
         except ValueError as exc:
             raise AnalysisError(f"metric {name!r}: {exc}") from exc
         row = {"thresholds": list(cuts), "labels": labels, "tuning": tuning, "aggregation": aggregation}
-        rows.append({**row, **result.as_dict()})
+        rows.append({**row, **result.as_dict(), "model_raters": list(models)})
     return rows
 
 

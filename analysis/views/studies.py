@@ -10,6 +10,8 @@ from analysis.selectors import analysis as analysis_selectors
 from analysis.views.downloads import judgements_download
 from common.exports import EXPORT_FORMATS
 from common.views import researcher_required
+from judges.forms import JudgeRunForm
+from judges.selectors import judgeable_tasks, run_failures, study_judge_runs
 from protocols.tasks import get_task
 from studies.forms import AnnotatorsAddForm, StudySettingsForm
 from studies.selectors import studies as selectors
@@ -36,6 +38,12 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
         for study_task in study_tasks
     ]
     progress = selectors.study_progress(study=study, study_tasks=study_tasks)
+    runs = study_judge_runs(study=study) if study.kind == study.Kind.STUDY else []
+    failures = run_failures(runs=runs) if runs else {}
+    judge_runs = [
+        {"run": run, "failures": failures[run.pk], "agreement": agreement.annotators.get(run.rater.user.username)}
+        for run in runs
+    ]
     annotators = [{"progress": row, "agreement": agreement.annotators.get(row.username)} for row in progress]
     return render(
         request,
@@ -57,6 +65,8 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
                 }
             ),
             "add_form": AnnotatorsAddForm(exclude=[row.user_id for row in progress if row.member]),
+            "judge_runs": judge_runs,
+            "judge_form": JudgeRunForm(study_tasks=judgeable_tasks(study=study, study_tasks=study_tasks)),
         },
     )
 

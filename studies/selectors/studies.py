@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.utils import timezone
 
+from accounts.selectors import model_rater_accounts
 from common.aggregates import Median
 from protocols.tasks import get_task
 from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
@@ -21,6 +22,12 @@ ACTIVE_WINDOW = timedelta(hours=1)
 # "Time per item": the active time the task view measured for one annotator's submitted item (the Active
 # time columns sum the same field); imported judgements and clients that sent no time have none.
 TIMED = Q(status=Assignment.Status.SUBMITTED, time_spent__gt=0)
+
+
+def human_work() -> Q:
+    """Assignments of people: not of an LLM judge's account (judges app), which is a rater in the analyses
+    but never counts as an annotator, towards k, or in a study's progress and times."""
+    return ~Q(annotator__in=model_rater_accounts().values("pk"))
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,7 @@ def study_progress(*, study: Study, study_tasks: Sequence[StudyTask] | None = No
     live = ~Q(status=Assignment.Status.RECLAIMED)
     rows = {
         row["annotator"]: row
-        for row in Assignment.objects.filter(_of_study(study, study_tasks))
+        for row in Assignment.objects.filter(human_work(), _of_study(study, study_tasks))
         .values("annotator", "annotator__username")
         .annotate(
             assigned=Count("id", filter=live),
@@ -116,7 +123,7 @@ def complete_items(
         ids = [task.pk for task in study_tasks]
         of_items, of_assignments = Q(study_task__in=ids), Q(item__study_task__in=ids)
     complete = (
-        Assignment.objects.filter(of_assignments, status=Assignment.Status.SUBMITTED)
+        Assignment.objects.filter(human_work(), of_assignments, status=Assignment.Status.SUBMITTED)
         .order_by()
         .values("item")
         .annotate(n=Count("pk"))
@@ -141,7 +148,7 @@ def study_task_progress(*, study: Study, study_tasks: Sequence[StudyTask] | None
     work = {
         row["item__study_task"]: row
         # A "cannot judge" is no work to do; study_skips counts it.
-        for row in Assignment.objects.filter(_of_study(study, study_tasks))
+        for row in Assignment.objects.filter(human_work(), _of_study(study, study_tasks))
         .exclude(status__in=[Assignment.Status.RECLAIMED, Assignment.Status.SKIPPED])
         .values("item__study_task")
         .annotate(
@@ -195,7 +202,7 @@ def studies_glance(*, studies: Iterable[Study], now: datetime | None = None) -> 
     items = complete_items(studies=ids, by="study_task__study")
     work = {
         study: (active, median)
-        for study, active, median in Assignment.objects.filter(item__study_task__study__in=ids)
+        for study, active, median in Assignment.objects.filter(human_work(), item__study_task__study__in=ids)
         .order_by()
         .values("item__study_task__study")
         .annotate(

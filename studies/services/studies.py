@@ -17,7 +17,7 @@ from django.db.models import Count, Exists, Max, OuterRef, Q
 from django.utils import timezone
 
 from accounts.selectors import annotator_accounts
-from common.roles import user_is_researcher
+from common.roles import user_is_model_rater, user_is_researcher
 from common.validation import InputError, finite_number, json_check, printable, storable_text
 from corpus.models import Dataset, Summary
 from protocols.minimal_edit import edit_diff
@@ -679,7 +679,9 @@ def assignment_submit(
     )
     _writable(locked, user)
     study_task = locked.item.study_task
-    if not locked.member:
+    # A model rater (an LLM judge, judges app) is no annotator of the study: it is given no items and does
+    # not count towards k; its judgements come in here like everybody's.
+    if not locked.member and not user_is_model_rater(user):
         raise PermissionDenied("You are no longer an annotator of this study.")
     version = study_task.guidelines_version if guidelines_version is None else guidelines_version
     if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= study_task.guidelines_version:

@@ -188,8 +188,13 @@ class Command(BaseCommand):
                 self.stdout.write(data["reason"])
         for row in data.get("metric_raters", []):
             self.stdout.write(
-                f"{row['metric']}: humans {_value(row['humans']['value'])}, with the metric "
+                f"{row['metric']}: humans{_with_models(row)} {_value(row['humans']['value'])}, with the metric "
                 f"{_value(row['with_metric']['value'])}, metric vs {row['aggregation']} "
                 f"{_value(row['majority']['coefficient']['value'])} ({row['n_items']} items, "
                 f"{row['n_missing']} without a score)"
             )
+
+
+def _with_models(row: dict[str, Any]) -> str:
+    """The model raters (LLM judges) that rate beside the humans, named."""
+    return f" and model raters {', '.join(row['model_raters'])}" if row.get("model_raters") else ""
