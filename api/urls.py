@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api import analysis, corpus, imports, studies
+from api import analysis, corpus, imports, quality, studies
 
 urlpatterns = [
     path("datasets/", corpus.DatasetListApi.as_view(), name="api_datasets"),
@@ -36,6 +36,20 @@ urlpatterns = [
     path("studies/<int:study_id>/items/", studies.StudyItemListApi.as_view(), name="api_study_items"),
     path("studies/<int:study_id>/assignments/", studies.StudyAssignmentListApi.as_view(), name="api_study_assignments"),
     path("studies/<int:study_id>/judgements/", studies.StudyJudgementListApi.as_view(), name="api_study_judgements"),
+    path("studies/<int:study_id>/quality/", quality.StudyQualityApi.as_view(), name="api_study_quality"),
+    path(
+        "studies/<int:study_id>/annotators/<int:annotator_id>/standing/",
+        quality.StudyAnnotatorStandingApi.as_view(),
+        name="api_study_annotator_standing",
+    ),
+    path(
+        "studies/<int:study_id>/payment-rules/", quality.StudyPaymentRulesApi.as_view(), name="api_study_payment_rules"
+    ),
+    path(
+        "studies/<int:study_id>/payments/<str:name>",
+        quality.StudyPaymentFileApi.as_view(),
+        name="api_study_payment_file",
+    ),
     path("studies/<int:study_id>/agreement/", analysis.StudyAgreementApi.as_view(), name="api_study_agreement"),
     path(
         "studies/<int:study_id>/exports/summaries.<str:format_name>",

@@ -72,8 +72,8 @@ def test_it_keeps_the_annotation_view_query_count_flat(bertscore_study: Study, a
 STUDIES_LIST_QUERIES = 6
 # The study page: its tasks' labels once each (for Fleiss' kappa and the agreement with the others), progress
 # per task and per annotator (with each annotator's median time per item), and the "cannot judge" summary
-# (its counts and its list in one query).
-STUDY_PAGE_QUERIES = 12
+# (its counts and its list in one query), and how many annotators are excluded (the accepted-work notice).
+STUDY_PAGE_QUERIES = 13
 
 
 def test_it_keeps_the_study_pages_query_count_flat(
