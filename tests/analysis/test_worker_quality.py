@@ -366,3 +366,25 @@ def test_the_quality_page_runs_a_fixed_number_of_queries(
     with CaptureQueriesContext(connection) as more:
         assert client.get(url).status_code == 200
     assert len(few.captured_queries) == len(more.captured_queries) == QUALITY_PAGE_QUERIES
+
+
+def test_the_browse_pages_disagreement_leaves_excluded_work_out(
+    crowd_study: Study, rita: AbstractUser, carol: AbstractUser
+) -> None:
+    from django.http import QueryDict
+
+    from analysis.selectors.browse import summaries_browse
+
+    judged = set(
+        Assignment.objects.filter(item__study_task__study=crowd_study, status="submitted").values_list(
+            "item__summary_id", flat=True
+        )
+    )
+
+    def disagreement() -> dict[int, float | None]:
+        rows = summaries_browse(dataset=crowd_study.dataset, params=QueryDict(""), user=rita)
+        return {row.pk: row.disagreement for row in rows if row.pk in judged}
+
+    assert set(disagreement().values()) == {1.0}  # carol said no where alice and bob said yes
+    _exclude(crowd_study, carol, rita)
+    assert set(disagreement().values()) == {0.0}
