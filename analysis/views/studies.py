@@ -23,6 +23,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
     study = visible_study(request, study_id)
     dont_know_as_incorrect = request.GET.get("dont_know") == "incorrect"
     judgements = judgement_set_from(request.GET.get("judgements"))
+    excluded = set(excluded_annotator_ids(study=study))
     study_tasks = list(study.tasks.all())
     task_progress = selectors.study_task_progress(study=study)
     agreement = analysis_selectors.study_agreement(
@@ -51,7 +52,8 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
             "min_other_raters": agreement.min_others,
             "dont_know_as_incorrect": dont_know_as_incorrect,
             "judgements": judgements,
-            "n_excluded": excluded_annotator_ids(study=study).count(),
+            "n_excluded": len(excluded),
+            "excluded_ids": excluded,
             "export_formats": sorted(EXPORT_FORMATS),
             "settings_form": StudySettingsForm(
                 initial={

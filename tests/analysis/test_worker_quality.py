@@ -204,6 +204,7 @@ def test_it_leaves_excluded_work_out_of_the_agreement_by_default_and_says_so(
     glance = {row["progress"].username: row["agreement"] for row in detail.context["annotators"]}
     assert set(glance) == {"alice", "bob", "carol"} and glance["carol"] is None  # listed, its labels not counted
     assert detail.context["judgements"] == "accepted"
+    assert "(excluded: not counted)" in detail.content.decode()
 
 
 def test_it_exports_platform_worker_id_and_exclusion_and_accepted_work_by_default(

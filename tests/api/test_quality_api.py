@@ -147,3 +147,25 @@ def test_it_sets_payment_rules_and_serves_the_payment_files(
     bonus = client.get(reverse("api_study_payment_file", args=[crowd_study.pk, "prolific-bonus"]))
     assert bonus.status_code == 200 and bonus.content.decode() == "5f1a,0.40\n"
     assert client.get(reverse("api_study_payment_file", args=[crowd_study.pk, "venmo"])).status_code == 404
+
+
+QUALITY_API_QUERIES = 16
+
+
+def test_the_quality_endpoint_runs_a_fixed_number_of_queries(crowd_study: Study, rita: AbstractUser) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from studies.models import Assignment
+    from studies.services.studies import assignment_submit
+
+    client = api_client_for(rita)
+    url = reverse("api_study_quality", args=[crowd_study.pk])
+    client.get(url)
+    with CaptureQueriesContext(connection) as few:
+        assert client.get(url).status_code == 200
+    for assignment in Assignment.objects.filter(item__study_task__study=crowd_study, status="assigned")[:6]:
+        assignment_submit(assignment=assignment, user=assignment.annotator, labels={"0": "no"}, seconds=4)
+    with CaptureQueriesContext(connection) as more:
+        assert client.get(url).status_code == 200
+    assert len(few.captured_queries) == len(more.captured_queries) == QUALITY_API_QUERIES
