@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from analysis.selectors import analysis as selectors
 from analysis.selectors import analysis_groups
+from analysis.selectors.quality import MAX_MODELLED_JUDGEMENTS
 from analysis.views.downloads import judgements_download, summaries_download
 from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
@@ -25,13 +26,11 @@ from stats.crowd_quality import MAJORITY
 from stats.crowd_quality import METHODS as AGGREGATION_METHODS
 from stats.metaeval import BALANCED_ACCURACY, PROTOCOLS
 from studies.models import Study, StudyTask
+from studies.selectors.participation import ACCEPTED, JUDGEMENT_SET_NAMES, JUDGEMENT_SETS
 from studies.selectors.tasks import dataset_imported_study, dataset_imported_tasks, study_tasks
 
 # Resamples for a confidence interval: the command's default; more would let one request hold a worker.
 MAX_BOOTSTRAP = 1000
-# A crowd model (aggregation other than the majority) over more judgements than this would hold a worker for
-# minutes (GLAD: 36 s for 3,000 on the loaded 2-core machine, docs/PERFORMANCE.md); the command has no limit.
-MAX_MODELLED_JUDGEMENTS = 20_000
 
 
 class CommaList(serializers.ListField):
@@ -56,6 +55,13 @@ def _unknown(parameter: str, values: list[str], known: list[str]) -> Response | 
     if not missing:
         return None
     return Response({parameter: [f"Unknown: {', '.join(missing)}. Known: {', '.join(known) or 'none'}."]}, status=400)
+
+
+JUDGEMENTS_HELP = "; ".join(f"{name}: {meaning}" for name, meaning in JUDGEMENT_SET_NAMES.items())
+
+
+class JudgementSetQuery(serializers.Serializer):
+    judgements = serializers.ChoiceField(choices=JUDGEMENT_SETS, default=ACCEPTED, help_text=JUDGEMENTS_HELP)
 
 
 def _analysis_error(exc: selectors.AnalysisError) -> Response:
@@ -83,6 +89,7 @@ class AgreementOutput(serializers.Serializer):
     study = serializers.IntegerField(source="study_task.study_id")
     study_task = serializers.IntegerField(source="study_task.pk")
     task = serializers.CharField(source="study_task.task")
+    judgements = serializers.ChoiceField(choices=JUDGEMENT_SETS, help_text="which judgements: " + JUDGEMENTS_HELP)
     results = serializers.ListField(
         child=serializers.DictField(), help_text="every coefficient that applies: fleiss, krippendorff, percent"
     )
@@ -110,7 +117,7 @@ class AgreementOutput(serializers.Serializer):
     )
 
 
-class AgreementQuery(serializers.Serializer):
+class AgreementQuery(JudgementSetQuery):
     dont_know_as_incorrect = serializers.BooleanField(default=False, help_text="thesis footnote 4")
     limit = serializers.IntegerField(default=50, min_value=0, max_value=1000, help_text="most disagreed units")
     task = serializers.CharField(required=False, help_text="only this task")
@@ -161,6 +168,7 @@ def _agreement_analysis(study_task: StudyTask, query: dict[str, Any]) -> dict[st
         span_unit=query["span_unit"],
         bootstrap=query["bootstrap"],
         seed=query["seed"],
+        judgements=query["judgements"],
     )
     if query.get("metric_rater"):
         data["metric_raters"] = analysis_groups.metric_rater_analysis(
@@ -174,6 +182,7 @@ def _agreement_analysis(study_task: StudyTask, query: dict[str, Any]) -> dict[st
             seed=query["seed"],
             aggregation=query["aggregation"],
             max_modelled_judgements=MAX_MODELLED_JUDGEMENTS,
+            judgements=query["judgements"],
         )
     return data
 
@@ -183,7 +192,10 @@ def _agreements(tasks: Any, query: dict[str, Any]) -> list[dict[str, Any]]:
         {
             **vars(
                 selectors.agreement_overview(
-                    study_task=study_task, dont_know_as_incorrect=query["dont_know_as_incorrect"], limit=query["limit"]
+                    study_task=study_task,
+                    dont_know_as_incorrect=query["dont_know_as_incorrect"],
+                    limit=query["limit"],
+                    judgements=query["judgements"],
                 )
             ),
             "analysis": _agreement_analysis(study_task, query),
@@ -466,19 +478,42 @@ class DatasetJudgementsExportApi(APIView):
         return judgements_download(study=study, format_name=format_name, filename=f"dataset-{dataset_id}-judgements")
 
 
+STUDY_DOWNLOAD = extend_schema(
+    parameters=[FORMAT_PARAMETER, JudgementSetQuery],
+    responses={
+        (200, "text/csv"): OpenApiResponse(
+            OpenApiTypes.STR, description="streamed CSV with a header row; X-FaithAnno-Judgements says which"
+        ),
+        (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="streamed JSON lines"),
+        (400, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="unknown format"),
+    },
+)
+
+
 class StudySummariesExportApi(APIView):
+    """Every summary of the study's items with every score; the human-enhanced scores from accepted work
+    unless ?judgements=all."""
+
     permission_classes = RESEARCHERS
 
-    @DOWNLOAD
+    @STUDY_DOWNLOAD
     def get(self, request: Request, study_id: int, format_name: str) -> HttpResponse:
         study = visible_study(request, study_id)
-        return summaries_download(dataset=study.dataset, study=study, user=request.user, format_name=format_name)
+        judgements = _query(JudgementSetQuery, request)["judgements"]
+        return summaries_download(
+            dataset=study.dataset, study=study, user=request.user, format_name=format_name, judgements=judgements
+        )
 
 
 class StudyJudgementsExportApi(APIView):
+    """Every judgement of the study: accepted work only (excluded annotators left out) unless ?judgements=all."""
+
     permission_classes = RESEARCHERS
 
-    @DOWNLOAD
+    @STUDY_DOWNLOAD
     def get(self, request: Request, study_id: int, format_name: str) -> HttpResponse:
         study = visible_study(request, study_id)
-        return judgements_download(study=study, format_name=format_name, filename=f"study-{study.pk}-judgements")
+        judgements = _query(JudgementSetQuery, request)["judgements"]
+        return judgements_download(
+            study=study, format_name=format_name, filename=f"study-{study.pk}-judgements", judgements=judgements
+        )

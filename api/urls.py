@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api import analysis, bundles, corpus, imports, judges, studies
+from api import analysis, bundles, corpus, imports, judges, quality, studies
 
 urlpatterns = [
     path("datasets/", corpus.DatasetListApi.as_view(), name="api_datasets"),
@@ -46,6 +46,20 @@ urlpatterns = [
     path("studies/<int:study_id>/llm-judge-runs/", judges.StudyJudgeRunsApi.as_view(), name="api_study_judge_runs"),
     path("llm-judge-runs/<int:run_id>/", judges.JudgeRunApi.as_view(), name="api_judge_run"),
     path("llm-judge-runs/<int:run_id>/items/", judges.JudgeRunItemsApi.as_view(), name="api_judge_run_items"),
+    path("studies/<int:study_id>/quality/", quality.StudyQualityApi.as_view(), name="api_study_quality"),
+    path(
+        "studies/<int:study_id>/annotators/<int:annotator_id>/standing/",
+        quality.StudyAnnotatorStandingApi.as_view(),
+        name="api_study_annotator_standing",
+    ),
+    path(
+        "studies/<int:study_id>/payment-rules/", quality.StudyPaymentRulesApi.as_view(), name="api_study_payment_rules"
+    ),
+    path(
+        "studies/<int:study_id>/payments/<str:name>",
+        quality.StudyPaymentFileApi.as_view(),
+        name="api_study_payment_file",
+    ),
     path("studies/<int:study_id>/agreement/", analysis.StudyAgreementApi.as_view(), name="api_study_agreement"),
     path(
         "studies/<int:study_id>/exports/summaries.<str:format_name>",

@@ -97,9 +97,11 @@ def parquet_chunks(
     fields: Sequence[str],
     types: Mapping[str, str],
     rows_per_group: int = PARQUET_ROWS_PER_GROUP,
+    metadata: Mapping[str, str] | None = None,
 ) -> Iterator[bytes]:
     """The rows as a Parquet file with a column of its type (`types`, see COLUMN_TYPES) per field, written
-    one row group of `rows_per_group` rows at a time: memory holds one group, whatever the export's size."""
+    one row group of `rows_per_group` rows at a time: memory holds one group, whatever the export's size.
+    `metadata` goes into the file's key-value metadata (e.g. which judgements an export holds)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -110,7 +112,9 @@ def parquet_chunks(
         "boolean": pa.bool_(),
         "json": pa.string(),
     }
-    schema = pa.schema([(field, arrow_types[types[field]]) for field in fields])
+    schema = pa.schema(
+        [(field, arrow_types[types[field]]) for field in fields], metadata=dict(metadata) if metadata else None
+    )
     as_json = {field for field in fields if types[field] == "json"}
 
     def group(batch: list[dict[str, Any]]) -> Any:
@@ -146,15 +150,16 @@ def export_chunks(
     fields: Sequence[str],
     format_name: str,
     types: Mapping[str, str] | None = None,
+    metadata: Mapping[str, str] | None = None,
 ) -> Iterator[str] | Iterator[bytes]:
     """The rows as CSV (with `fields` as header), as JSON lines, or as Parquet (text chunks, or bytes for
-    Parquet, whose columns take their types from `types`)."""
+    Parquet, whose columns take their types from `types` and whose key-value metadata is `metadata`)."""
     if format_name not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {format_name!r} (known: {', '.join(EXPORT_FORMATS)})")
     if format_name == "parquet":
         if types is None:
             raise ValueError("a Parquet export needs the type of every column")
-        return parquet_chunks(rows, fields, types)
+        return parquet_chunks(rows, fields, types, metadata=metadata)
     return csv_chunks(rows, fields) if format_name == "csv" else jsonl_chunks(rows)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 # A longer numeric string is no number anyone typed; float("1" * 5000) would also just be inf.
@@ -103,6 +104,32 @@ def bounded_int(raw: Any, *, field: str, minimum: int, maximum: int) -> int:
         shown = str(value) if len(str(value)) <= _SHOWN_CHARS else "a longer number"
         raise InputError(field, f"{field} must be between {minimum} and {maximum}, got {shown}")
     return value
+
+
+_MONEY = re.compile(r"\+?(?:\d+(?:\.\d*)?|\.\d+)", re.ASCII)
+CENT = Decimal("0.01")
+
+
+def money(raw: Any, *, field: str, maximum: Decimal) -> Decimal:
+    """An amount of money as a Decimal with two decimal places, from 0 to `maximum`: a decimal string
+    ("1.50") or a JSON number. Refused: booleans, negative numbers, NaN and infinities, exponents, more than
+    two decimal places (no silent rounding of what a worker is paid) and anything above `maximum`."""
+    if isinstance(raw, bool) or not isinstance(raw, str | int | float | Decimal):
+        raise InputError(field, f"{field} must be an amount such as 1.50, got {_shown(raw)}")
+    if isinstance(raw, float) and not math.isfinite(raw):
+        raise InputError(field, f"{field} must be a finite amount, got {_shown(raw)}")
+    text = (repr(raw) if isinstance(raw, float) else str(raw)).strip()
+    if len(text) > MAX_NUMBER_CHARS or not _MONEY.fullmatch(text):
+        raise InputError(field, f"{field} must be an amount of at least 0 such as 1.50, got {_shown(raw)}")
+    try:
+        value = Decimal(text)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimal numbers
+        raise InputError(field, f"{field} must be an amount such as 1.50, got {_shown(raw)}") from None
+    if value != value.quantize(CENT, rounding="ROUND_DOWN"):
+        raise InputError(field, f"{field} has more than two decimal places: {text[:_SHOWN_CHARS]}")
+    if value > maximum:
+        raise InputError(field, f"{field} must be at most {maximum}, got {text[:_SHOWN_CHARS]}")
+    return value.quantize(CENT)
 
 
 def text_problem(value: str) -> str | None:

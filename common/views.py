@@ -52,16 +52,29 @@ def home(request: HttpRequest) -> HttpResponse:
 # --- annotators -----------------------------------------------------------------------------------
 
 
+# The header (and Parquet metadata key) saying what an export holds, e.g. which judgements.
+EXPORT_HEADER_PREFIX = "X-FaithAnno-"
+
+
 def export_response(
-    rows: Any, fields: Sequence[str], format_name: str, filename: str, types: Mapping[str, str]
+    rows: Any,
+    fields: Sequence[str],
+    format_name: str,
+    filename: str,
+    types: Mapping[str, str],
+    metadata: Mapping[str, str] | None = None,
 ) -> HttpResponse:
     """A streamed download of the rows as CSV, JSON lines or Parquet (columns of `types`); an unknown format
-    answers 400 (the app's page)."""
+    answers 400 (the app's page). Each `metadata` entry is a response header X-FaithAnno-<Key> and, in
+    Parquet, a key of the file's metadata."""
     if format_name not in EXPORT_FORMATS:
         raise BadRequest(f"Unknown export format {format_name!r}: use one of {', '.join(EXPORT_FORMATS)}.")
     content_type = EXPORT_FORMATS[format_name]
     if format_name not in BINARY_FORMATS:
         content_type += "; charset=utf-8"
-    response = StreamingHttpResponse(export_chunks(rows, fields, format_name, types), content_type=content_type)
+    chunks = export_chunks(rows, fields, format_name, types, metadata=metadata)
+    response = StreamingHttpResponse(chunks, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}.{format_name}"'
+    for key, value in (metadata or {}).items():
+        response[f"{EXPORT_HEADER_PREFIX}{key.title()}"] = value
     return response

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from analysis.views import analysis, browse, inspect
+from analysis.views import analysis, browse, inspect, quality
 from analysis.views import studies as study_pages
 from common import views as common
 from crowd.urls import researcher_urlpatterns as crowd_researcher_urls
@@ -16,6 +16,15 @@ urlpatterns = [
     path("studies/new/", studies.study_new, name="study_new"),
     path("studies/<int:study_id>/", study_pages.study_detail, name="study_detail"),
     path("studies/<int:study_id>/judgements.<str:format_name>", study_pages.study_export, name="study_export"),
+    # Worker quality, payments and live progress (issue 14; analysis/views/quality.py).
+    path("studies/<int:study_id>/quality/", quality.study_quality, name="study_quality"),
+    path(
+        "studies/<int:study_id>/quality/annotators/<int:annotator_id>/<str:action>/",
+        quality.study_quality_action,
+        name="study_quality_action",
+    ),
+    path("studies/<int:study_id>/payment-rules/", quality.study_payment_rules, name="study_payment_rules"),
+    path("studies/<int:study_id>/payments/<str:name>", quality.study_payment_file, name="study_payment_file"),
     # study management (issue 4)
     path("studies/<int:study_id>/settings/", studies.study_settings, name="study_settings"),
     path("studies/<int:study_id>/annotators/", studies.study_annotators, name="study_annotators"),

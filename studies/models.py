@@ -270,3 +270,22 @@ class Participation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.annotator} in {self.study}"
+
+
+class PaymentRules(models.Model):
+    """What a study's workers are paid (protocols/payments.py): per item done, per accepted item, and a
+    bonus for gold accuracy; the payment files and the cost so far are computed from them."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="payment_rules")
+    per_item = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    per_accepted_item = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    gold_bonus = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    gold_min_percent = models.PositiveSmallIntegerField(default=100)
+    currency = models.CharField(max_length=3, default="GBP")
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"payment rules of {self.study}"

@@ -159,6 +159,37 @@ def bertscore_study(scored_dataset: Dataset, alice: AbstractUser, bob: AbstractU
     ).study
 
 
+@pytest.fixture
+def crowd_study(
+    small_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, carol: AbstractUser, rita: AbstractUser
+) -> Any:
+    """rita's factuality study, k = 3: alice and bob say yes to the first two items, carol says no (and is
+    fast: 2 s against their 30 s)."""
+    from studies.models import Assignment, StudyItem
+    from studies.services.studies import StudySpec, assignment_submit, study_create
+
+    study = study_create(
+        spec=StudySpec(
+            name="Crowd",
+            dataset=small_dataset,
+            tasks=["factuality"],
+            annotators=[alice, bob, carol],
+            annotators_per_item=3,
+            created_by=rita,
+        )
+    ).study
+    items = list(StudyItem.objects.filter(study_task__study=study).order_by("pk"))[:2]
+    for assignment in Assignment.objects.filter(item__in=items).select_related("annotator"):
+        carol_did = assignment.annotator == carol
+        assignment_submit(
+            assignment=assignment,
+            user=assignment.annotator,
+            labels={"0": "no" if carol_did else "yes"},
+            seconds=2 if carol_did else 30,
+        )
+    return study
+
+
 def units_of(assignment: Any) -> list[Any]:
     from studies.selectors.assignments import item_units
 

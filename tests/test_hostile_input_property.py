@@ -465,6 +465,15 @@ def write_targets(world: World) -> list[Any]:
             ],
         )
     )
+    targets.append(
+        JsonTarget(
+            "api_study_annotator_standing",
+            "rita-api",
+            reverse("api_study_annotator_standing", args=[study.pk, study.annotators.get(username="bob").pk]),
+            {"action": "exclude", "reason": "Fuzzed."},
+            [("reason",), ("action",), ("amount",)],
+        )
+    )
     targets.append(ImportTarget("api_datasets", "rita-api"))
     targets.append(ImportTarget("dataset_import_upload", "rita"))
     task = study.tasks.get(task="sentence_consistency")
@@ -600,6 +609,26 @@ def write_targets(world: World) -> list[Any]:
             {"assignment": 1},
             [("assignment",), (None,)],
         ),
+        FormTarget(
+            "study_quality_action",
+            "rita",
+            reverse("study_quality_action", args=[study.pk, alice_id, "exclude"]),
+            {"reason": "Fuzzed."},
+            ["reason", "amount"],
+        ),
+        FormTarget(
+            "study_payment_rules",
+            "rita",
+            reverse("study_payment_rules", args=[study.pk]),
+            {
+                "per_item": "0.10",
+                "per_accepted_item": "0",
+                "gold_bonus": "0",
+                "gold_min_percent": "100",
+                "currency": "GBP",
+            },
+            ["per_item", "per_accepted_item", "gold_bonus", "gold_min_percent", "currency"],
+        ),
         # Last: a refused deletion must leave the example in place, an accepted one removes it.
         FormTarget(
             "study_example_delete",
@@ -673,6 +702,8 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "summary_compare": [],
         "api_token": [],
         "import_job": [world.import_job.pk],
+        "study_quality": [study.pk],
+        "study_payment_file": [study.pk, "mturk"],
     }
     for name, args in researcher_pages.items():
         url = reverse(name, args=args)
@@ -714,6 +745,9 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "api_study_judge_runs": [study.pk],
         "api_judge_run": [world.judge_run().pk],
         "api_judge_run_items": [world.judge_run().pk],
+        "api_study_quality": [study.pk],
+        "api_study_payment_rules": [study.pk],
+        "api_study_payment_file": [study.pk, "prolific-bonus"],
     }
     for name, args in api.items():
         yield name, "rita-api", reverse(name, args=args)
@@ -797,6 +831,9 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "dataset_import_upload",
         "crowd_study_public",
         "crowd_paste",
+        "study_quality_action",
+        "study_payment_rules",
+        "api_study_annotator_standing",
     }
     forms = {"study_new", "study_task_guidelines", "study_task_examples", "api_token", "api_studies", "api_datasets"}
     forms |= {"crowd_study_new", "crowd_consent", "crowd_pre_survey", "crowd_instructions", "crowd_training"}

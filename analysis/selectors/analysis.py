@@ -47,6 +47,7 @@ from stats.metaeval import MetaEvaluation, PairGroup, meta_evaluate, meta_evalua
 from stats.spans import HighlightSummary, Span, highlighter_scores, summary_labels, word_labels
 from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
 from studies.selectors.access import studies_readable
+from studies.selectors.participation import ACCEPTED, counted
 from studies.selectors.studies import TaskProgress
 
 COEFFICIENTS = ("fleiss", "krippendorff", "percent")
@@ -80,22 +81,54 @@ def study_task_get(*, task: str, study: Study | None = None, dataset: Dataset | 
     return found
 
 
+# The one place the analyses read submitted work: every analysis of a study's judgements reads it through
+# these two, which leave excluded annotators' work out unless `judgements` is "all"
+# (studies.selectors.participation.counted).
+
+
+def submitted_assignments(
+    *, study_task: StudyTask | None = None, study: Study | None = None, judgements: str = ACCEPTED
+) -> QuerySet[Assignment]:
+    """The submitted assignments of a study task (or of a whole study) that the analyses count."""
+    assignments = Assignment.objects.filter(status=Assignment.Status.SUBMITTED)
+    if study_task is not None:
+        assignments = assignments.filter(item__study_task=study_task)
+    if study is not None:
+        assignments = assignments.filter(item__study_task__study=study)
+    return counted(assignments, judgements=judgements)
+
+
+def submitted_judgements(
+    *, study_task: StudyTask | None = None, study: Study | None = None, judgements: str = ACCEPTED
+) -> QuerySet[Judgement]:
+    """The judgements of those assignments."""
+    rows = Judgement.objects.filter(assignment__status=Assignment.Status.SUBMITTED)
+    if study_task is not None:
+        rows = rows.filter(assignment__item__study_task=study_task)
+    if study is not None:
+        rows = rows.filter(assignment__item__study_task__study=study)
+    return counted(rows, judgements=judgements, assignment="assignment__")
+
+
 # --- labels per unit --------------------------------------------------------------------------------
 
 Labelled = dict[Hashable, dict[str, str]]
 
 
-def _label_rows(study_task: StudyTask) -> QuerySet[Judgement, tuple[int, int, str, str]]:
-    """(item id, unit index, annotator, label) of each judgement of the task's submitted assignments."""
-    return Judgement.objects.filter(
-        assignment__item__study_task=study_task, assignment__status=Assignment.Status.SUBMITTED
-    ).values_list("assignment__item_id", "unit_index", "assignment__annotator__username", "label")
+def _label_rows(study_task: StudyTask, judgements: str = ACCEPTED) -> QuerySet[Judgement, tuple[int, int, str, str]]:
+    """(item id, unit index, annotator, label) of each judgement of the task's submitted assignments that the
+    analyses count (`judgements`: accepted work only, or all)."""
+    return submitted_judgements(study_task=study_task, judgements=judgements).values_list(
+        "assignment__item_id", "unit_index", "assignment__annotator__username", "label"
+    )
 
 
-def unit_labels(*, study_task: StudyTask, label_map: dict[str, str] | None = None) -> Labelled:
+def unit_labels(
+    *, study_task: StudyTask, label_map: dict[str, str] | None = None, judgements: str = ACCEPTED
+) -> Labelled:
     """(item id, unit index) -> annotator -> label, from submitted assignments (streamed)."""
     labelled: dict[Hashable, dict[str, str]] = defaultdict(dict)
-    rows = _label_rows(study_task)
+    rows = _label_rows(study_task, judgements)
     mapping = label_map or {}
     # One string object per distinct name and label, not one per row: a million rows hold a few strings.
     strings: dict[str, str] = {}
@@ -105,11 +138,13 @@ def unit_labels(*, study_task: StudyTask, label_map: dict[str, str] | None = Non
     return dict(labelled)
 
 
-def coded_unit_labels(*, study_task: StudyTask, label_map: dict[str, str] | None = None) -> CodedLabels:
+def coded_unit_labels(
+    *, study_task: StudyTask, label_map: dict[str, str] | None = None, judgements: str = ACCEPTED
+) -> CodedLabels:
     """unit_labels as arrays (stats.agreement.CodedLabels): the same labels, units numbered in the order
     unit_labels lists them (the order the rows arrive), annotators and labels in order of appearance. For
     hundreds of thousands of judgements: one query, a few passes over its rows, no dict per unit."""
-    rows = list(_label_rows(study_task))
+    rows = list(_label_rows(study_task, judgements))
     count = len(rows)
     items = np.fromiter((row[0] for row in rows), dtype=np.int64, count=count)
     indexes = np.fromiter((row[1] for row in rows), dtype=np.int64, count=count)
@@ -142,27 +177,30 @@ class Markings:
     spans: dict[str, list[Span]]  # annotator -> spans; an annotator who marked nothing has []
 
 
-def span_markings(*, study_task: StudyTask) -> dict[int, Markings]:
+def span_markings(*, study_task: StudyTask, judgements: str = ACCEPTED) -> dict[int, Markings]:
     """item id -> the summary and every annotator's spans, from submitted assignments."""
     items: dict[int, Markings] = {}
-    assignments = Assignment.objects.filter(item__study_task=study_task, status=Assignment.Status.SUBMITTED)
+    assignments = submitted_assignments(study_task=study_task, judgements=judgements)
     for item_id, annotator, summary_id, text in assignments.values_list(
         "item_id", "annotator__username", "item__summary_id", "item__summary__text"
     ).iterator(chunk_size=10000):
         items.setdefault(item_id, Markings(summary_id, text, {})).spans[annotator] = []
-    spans = Judgement.objects.filter(
-        assignment__item__study_task=study_task,
-        assignment__status=Assignment.Status.SUBMITTED,
-        start__isnull=False,
-        end__isnull=False,
-    ).values_list("assignment__item_id", "assignment__annotator__username", "start", "end")
+    spans = (
+        submitted_judgements(study_task=study_task, judgements=judgements)
+        .filter(start__isnull=False, end__isnull=False)
+        .values_list("assignment__item_id", "assignment__annotator__username", "start", "end")
+    )
     for item_id, annotator, start, end in spans.iterator(chunk_size=10000):
         items[item_id].spans[annotator].append((start, end))
     return items
 
 
 def task_labels(
-    *, study_task: StudyTask, dont_know_as_incorrect: bool = False, span_units: Iterable[str] = ("word",)
+    *,
+    study_task: StudyTask,
+    dont_know_as_incorrect: bool = False,
+    span_units: Iterable[str] = ("word",),
+    judgements: str = ACCEPTED,
 ) -> tuple[TaskDefinition, dict[str, Labelled]]:
     """The labels agreement is computed on, fetched once: {"unit": ...} for judged units; for span tasks
     {"word": ..., "summary": ...} (each summary word hallucinated or not, each summary any span or not)."""
@@ -172,11 +210,13 @@ def task_labels(
         for unit in units:
             if unit not in SPAN_UNITS:
                 raise AnalysisError(f"span unit must be one of {', '.join(SPAN_UNITS)}")
-        markings = {item: (m.text, m.spans) for item, m in span_markings(study_task=study_task).items()}
+        markings = {
+            item: (m.text, m.spans) for item, m in span_markings(study_task=study_task, judgements=judgements).items()
+        }
         builders = {"word": word_labels, "summary": summary_labels}
         return task, {unit: dict(builders[unit](markings)) for unit in units}  # type: ignore[operator]
     label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else None
-    return task, {"unit": unit_labels(study_task=study_task, label_map=label_map)}
+    return task, {"unit": unit_labels(study_task=study_task, label_map=label_map, judgements=judgements)}
 
 
 # --- agreement --------------------------------------------------------------------------------------
@@ -189,12 +229,14 @@ class AgreementReport:
     result: Any  # FleissKappa, KrippendorffAlpha or PercentAgreement
     span_unit: str | None
     dont_know_as_incorrect: bool
+    judgements: str = ACCEPTED
 
     def as_dict(self) -> dict[str, object]:
         return {
             "study": self.study_task.study_id,
             "dataset": self.study_task.study.dataset.name,
             "task": self.study_task.task,
+            "judgements": self.judgements,
             "dont_know_as_incorrect": self.dont_know_as_incorrect,
             "span_unit": self.span_unit,
             **self.result.as_dict(),
@@ -235,12 +277,17 @@ def agreement_compute(
     level: str = "nominal",
     dont_know_as_incorrect: bool = False,
     span_unit: str = "word",
+    judgements: str = ACCEPTED,
 ) -> AgreementReport:
     task, labels = task_labels(
-        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=[span_unit]
+        study_task=study_task,
+        dont_know_as_incorrect=dont_know_as_incorrect,
+        span_units=[span_unit],
+        judgements=judgements,
     )
     result = agreement_of(task, next(iter(labels.values())), coefficient, level)
-    return AgreementReport(study_task, coefficient, result, span_unit if task.spans else None, dont_know_as_incorrect)
+    span = span_unit if task.spans else None
+    return AgreementReport(study_task, coefficient, result, span, dont_know_as_incorrect, judgements)
 
 
 @dataclass(frozen=True)
@@ -304,6 +351,7 @@ class AgreementOverview:
     annotators_per_item: int = 0  # the study's k
     # Raters that are LLM judges (judges app): in every coefficient and table, but never counted as people.
     model_raters: tuple[str, ...] = ()
+    judgements: str = ACCEPTED  # which judgements it was computed on (studies.selectors.participation)
 
 
 # Each BUMP annotator writes their own edit of a reference summary for an error type the study asked for;
@@ -325,19 +373,22 @@ def _fewest_raters(labelled: Labelled, annotators_per_item: int, models: Iterabl
 
 
 def agreement_overview(
-    *, study_task: StudyTask, dont_know_as_incorrect: bool = False, limit: int = 50
+    *, study_task: StudyTask, dont_know_as_incorrect: bool = False, limit: int = 50, judgements: str = ACCEPTED
 ) -> AgreementOverview:
     """Every coefficient that applies to the task; the per-annotator table and the `limit` most disagreed
     units (span tasks: coefficients per word, tables per summary)."""
     task, labels = task_labels(
-        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=SPAN_UNITS
+        study_task=study_task,
+        dont_know_as_incorrect=dont_know_as_incorrect,
+        span_units=SPAN_UNITS,
+        judgements=judgements,
     )
     coefficient_labels = labels["word"] if task.spans else labels["unit"]
     table_labels = labels["summary"] if task.spans else labels["unit"]
     k = study_task.study.annotators_per_item
     if task.edit:
         tables = AgreementTables([], annotator_agreements({}), 0, 0)
-        return AgreementOverview(study_task, task, [], tables, EDIT_AGREEMENT_UNDEFINED, None, k)
+        return AgreementOverview(study_task, task, [], tables, EDIT_AGREEMENT_UNDEFINED, None, k, judgements=judgements)
     models = model_rater_names(study_task=study_task)
     requests = [("fleiss", "nominal"), ("krippendorff", "nominal"), ("percent", "nominal")]
     if not task.spans and any(choice.numeric is not None for choice in task.choices):
@@ -355,7 +406,7 @@ def agreement_overview(
         _with_summaries_and_unit_texts(rows), annotator_agreements(table_labels), n_items, n_single
     )
     fewest = _fewest_raters(table_labels, k, models)
-    return AgreementOverview(study_task, task, results, tables, "", fewest, k, models)
+    return AgreementOverview(study_task, task, results, tables, "", fewest, k, models, judgements)
 
 
 def model_rater_names(*, study_task: StudyTask) -> tuple[str, ...]:
@@ -389,9 +440,9 @@ def labels_table(
     return rows
 
 
-def item_labels(*, item: StudyItem) -> dict[str, dict[str, str]]:
+def item_labels(*, item: StudyItem, judgements: str = ACCEPTED) -> dict[str, dict[str, str]]:
     """One item's labels: unit -> annotator -> label (see labels_table)."""
-    assignments = Assignment.objects.filter(item=item, status=Assignment.Status.SUBMITTED)
+    assignments = submitted_assignments(study_task=item.study_task, judgements=judgements).filter(item=item)
     names = dict(assignments.values_list("pk", "annotator__username"))
     judgements = (
         Judgement.objects.filter(assignment__in=list(names))
@@ -626,17 +677,17 @@ def score_pairs(*, dataset: Dataset, metric: str, human: str, limit: int = 3000)
 # --- human-enhanced metrics -------------------------------------------------------------------------
 
 
-def _enhanced_rows(study: Study, summary_ids: Iterable[int] | None) -> Iterator[tuple[str, int, int, int, str]]:
+def _enhanced_rows(
+    study: Study, summary_ids: Iterable[int] | None, judgements: str
+) -> Iterator[tuple[str, int, int, int, str]]:
     """(task, item id, summary id, unit index, label) of the study's enhanceable tasks, streamed."""
-    judgements = Judgement.objects.filter(
-        assignment__item__study_task__study=study,
-        assignment__item__study_task__task__in=ENHANCED_TASKS,
-        assignment__status=Assignment.Status.SUBMITTED,
+    rows = submitted_judgements(study=study, judgements=judgements).filter(
+        assignment__item__study_task__task__in=ENHANCED_TASKS
     )
     if summary_ids is not None:
-        judgements = judgements.filter(assignment__item__summary_id__in=list(summary_ids))
+        rows = rows.filter(assignment__item__summary_id__in=list(summary_ids))
     return (
-        judgements.order_by()
+        rows.order_by()
         .values_list(
             "assignment__item__study_task__task",
             "assignment__item_id",
@@ -649,13 +700,17 @@ def _enhanced_rows(study: Study, summary_ids: Iterable[int] | None) -> Iterator[
 
 
 def study_enhanced_scores(
-    *, study: Study, dont_know_as_incorrect: bool = True, summary_ids: Iterable[int] | None = None
+    *,
+    study: Study,
+    dont_know_as_incorrect: bool = True,
+    summary_ids: Iterable[int] | None = None,
+    judgements: str = ACCEPTED,
 ) -> dict[tuple[str, str], dict[int, float | None]]:
     """(task, aggregation) -> summary id -> human-enhanced score. "Don't know" counts as incorrect, as in
     the thesis (footnote 4), unless told otherwise; then it is left out like a missing label."""
     units: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     summary_of: dict[int, int] = {}
-    rows = _enhanced_rows(study, summary_ids)
+    rows = _enhanced_rows(study, summary_ids, judgements)
     label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else {}
     for task_key, item_id, summary_id, unit_index, label in rows:
         value = get_task(task_key).numeric(label_map.get(label, label))
@@ -700,10 +755,16 @@ def study_original_scores(*, study: Study, task: str) -> dict[int, float | None]
 
 
 def study_enhanced_table(
-    *, study: Study, human: str, dont_know_as_incorrect: bool = True, bootstrap: int = 1000, seed: int = 0
+    *,
+    study: Study,
+    human: str,
+    dont_know_as_incorrect: bool = True,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    judgements: str = ACCEPTED,
 ) -> list[EnhancedRow]:
     """Table 5.6: per enhanceable task of the study, original vs enhanced against the human gold."""
-    enhanced = study_enhanced_scores(study=study, dont_know_as_incorrect=dont_know_as_incorrect)
+    enhanced = study_enhanced_scores(study=study, dont_know_as_incorrect=dont_know_as_incorrect, judgements=judgements)
     tasks = [task for task in ENHANCED_TASKS if any(key[0] == task for key in enhanced)]
     gold = human_values(dataset=study.dataset, name=human)
     rows: list[EnhancedRow] = []
@@ -819,7 +880,9 @@ class StudyAgreement:
 MIN_OTHER_RATERS = 2
 
 
-def study_agreement(*, study_tasks: Iterable[StudyTask], dont_know_as_incorrect: bool = False) -> StudyAgreement:
+def study_agreement(
+    *, study_tasks: Iterable[StudyTask], dont_know_as_incorrect: bool = False, judgements: str = ACCEPTED
+) -> StudyAgreement:
     """Over a study's tasks: Fleiss' kappa per task (thesis Table 5.1; footnote 4 maps don't know) and, per
     annotator, the share of their labels equal to the majority of the other annotators of the unit, on units
     with at least MIN_OTHER_RATERS other raters, over every task (span tasks per summary, as on the analysis
@@ -833,12 +896,12 @@ def study_agreement(*, study_tasks: Iterable[StudyTask], dont_know_as_incorrect:
         if task.edit:
             kappas[study_task.pk] = FleissKappa(None, 0, 0, 0, reason=EDIT_AGREEMENT_UNDEFINED)
         elif task.spans:
-            _, labels = task_labels(study_task=study_task, span_units=SPAN_UNITS)
+            _, labels = task_labels(study_task=study_task, span_units=SPAN_UNITS, judgements=judgements)
             kappas[study_task.pk] = agreement_of(task, labels["word"], "fleiss")
             outcomes.append(annotator_outcomes(labels["summary"], **others))
         else:
             label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else None
-            coded = coded_unit_labels(study_task=study_task, label_map=label_map)
+            coded = coded_unit_labels(study_task=study_task, label_map=label_map, judgements=judgements)
             kappas[study_task.pk] = coded_fleiss_kappa(coded)
             outcomes.append(coded_annotator_outcomes(coded, **others))
     annotators = annotator_agreement_rows(add_outcomes(*outcomes), **others)
@@ -855,20 +918,28 @@ def study_agreement_cached(
     study_tasks: list[StudyTask],
     progress: Mapping[int, TaskProgress],
     dont_know_as_incorrect: bool = False,
+    judgements: str = ACCEPTED,
+    excluded: Iterable[int] = (),
 ) -> StudyAgreement:
     """study_agreement, kept in the cache under the state of each task's submitted work (`progress`, from
     studies.selectors.studies.study_task_progress: submitted count, newest id, latest change). Agreement
     reads only submitted work, and every submission, import or withdrawal changes that state, so a page
     after a change computes afresh (it reads every judgement of the study: about a second at 300,000) and
-    every later one costs no query of its own."""
+    every later one costs no query of its own. `excluded`: the ids of the study's excluded annotators
+    (studies.selectors.participation.excluded_annotator_ids), part of the key for accepted work."""
     state = ";".join(
         f"{task.pk}:{task.task}:{progress[task.pk].submitted_state if task.pk in progress else ()}"
         for task in study_tasks
     )
+    if judgements == ACCEPTED:
+        # Excluding or reinstating an annotator changes accepted work without touching any assignment.
+        state += ";excluded:" + ",".join(str(pk) for pk in sorted(excluded))
     digest = hashlib.sha256(state.encode()).hexdigest()[:32]
-    key = f"study-agreement:1:{study.pk}:{int(dont_know_as_incorrect)}:{digest}"
+    key = f"study-agreement:2:{study.pk}:{int(dont_know_as_incorrect)}:{judgements}:{digest}"
     return cache.get_or_set(  # type: ignore[no-any-return]
         key,
-        lambda: study_agreement(study_tasks=study_tasks, dont_know_as_incorrect=dont_know_as_incorrect),
+        lambda: study_agreement(
+            study_tasks=study_tasks, dont_know_as_incorrect=dont_know_as_incorrect, judgements=judgements
+        ),
         STUDY_AGREEMENT_CACHE_SECONDS,
     )

@@ -28,6 +28,8 @@ from analysis.selectors.analysis import (
     metric_names,
     metric_values,
     model_rater_names,
+    submitted_assignments,
+    submitted_judgements,
     task_labels,
 )
 from common.validation import finite_number
@@ -39,7 +41,8 @@ from stats import metaeval, unitizing
 from stats.crowd_quality import MAJORITY, CrowdJudgement, labels_aggregate
 from stats.crowd_quality import METHODS as AGGREGATION_METHODS
 from stats.spans import ANY_SPAN, FAITHFUL, HALLUCINATED, NO_SPAN
-from studies.models import Assignment, Judgement, StudyItem, StudyTask
+from studies.models import StudyItem, StudyTask
+from studies.selectors.participation import ACCEPTED
 
 BY_SYSTEM = "system"
 META_PREFIX = "meta."
@@ -144,19 +147,20 @@ def _ratings(
     return ratings, _categories(task, labelled, span_unit, dont_know_as_incorrect)  # type: ignore[return-value]
 
 
-def typed_span_markings(*, study_task: StudyTask) -> dict[int, tuple[str, dict[str, list[tuple[int, int, str]]]]]:
+def typed_span_markings(
+    *, study_task: StudyTask, judgements: str = ACCEPTED
+) -> dict[int, tuple[str, dict[str, list[tuple[int, int, str]]]]]:
     """item id -> (summary text, annotator -> [(start, end, type)]) from submitted assignments; an annotator
     who marked nothing has []."""
     items: dict[int, tuple[str, dict[str, list[tuple[int, int, str]]]]] = {}
-    submitted = Assignment.objects.filter(item__study_task=study_task, status=Assignment.Status.SUBMITTED)
+    submitted = submitted_assignments(study_task=study_task, judgements=judgements)
     for item_id, annotator, text in submitted.values_list("item_id", "annotator__username", "item__summary__text"):
         items.setdefault(item_id, (text, {}))[1][annotator] = []
-    spans = Judgement.objects.filter(
-        assignment__item__study_task=study_task,
-        assignment__status=Assignment.Status.SUBMITTED,
-        start__isnull=False,
-        end__isnull=False,
-    ).values_list("assignment__item_id", "assignment__annotator__username", "start", "end", "label")
+    spans = (
+        submitted_judgements(study_task=study_task, judgements=judgements)
+        .filter(start__isnull=False, end__isnull=False)
+        .values_list("assignment__item_id", "assignment__annotator__username", "start", "end", "label")
+    )
     for item_id, annotator, start, end, label in spans.iterator(chunk_size=10000):
         items[item_id][1][annotator].append((start, end, label))
     return items
@@ -178,6 +182,7 @@ def agreement_analysis(
     span_unit: str = "word",
     bootstrap: int = 0,
     seed: int = 0,
+    judgements: str = ACCEPTED,
 ) -> dict[str, object]:
     """One coefficient over the task's judgements: overall, or with `by` within each group and the mean over
     the groups where it is defined. `bootstrap` > 0 adds a seeded percentile interval (items, or summaries
@@ -191,6 +196,7 @@ def agreement_analysis(
         "study": study_task.study_id,
         "dataset": study_task.study.dataset.name,
         "task": study_task.task,
+        "judgements": judgements,
         "dont_know_as_incorrect": dont_know_as_incorrect,
         "span_unit": span_unit if task.spans and coefficient != ALPHA_U else None,
     }
@@ -201,13 +207,16 @@ def agreement_analysis(
     if coefficient == ALPHA_U:
         if not task.spans:
             raise AnalysisError(f"alpha_u compares character spans; task {task.key!r} has labels, not spans")
-        return {**base, "typed": typed, **_alpha_u(study_task, typed, groups, by, bootstrap, seed)}
+        return {**base, "typed": typed, **_alpha_u(study_task, typed, groups, by, bootstrap, seed, judgements)}
     try:
         spec = agr.Coefficient(coefficient, level, weights)
     except ValueError as exc:
         raise _value_error(exc) from exc
     _, labels = task_labels(
-        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, span_units=[span_unit]
+        study_task=study_task,
+        dont_know_as_incorrect=dont_know_as_incorrect,
+        span_units=[span_unit],
+        judgements=judgements,
     )
     labelled = next(iter(labels.values()))
     ratings, categories = _ratings(task, labelled, spec, span_unit, dont_know_as_incorrect)
@@ -268,9 +277,15 @@ def _group_intervals(
 
 
 def _alpha_u(
-    study_task: StudyTask, typed: bool, groups: dict[int, str] | None, by: str | None, bootstrap: int, seed: int
+    study_task: StudyTask,
+    typed: bool,
+    groups: dict[int, str] | None,
+    by: str | None,
+    bootstrap: int,
+    seed: int,
+    judgements: str,
 ) -> dict[str, object]:
-    summaries = typed_span_markings(study_task=study_task)
+    summaries = typed_span_markings(study_task=study_task, judgements=judgements)
     try:
         if groups is None:
             data = unitizing.unitizing_alpha(summaries, typed=typed).as_dict()  # type: ignore[arg-type]
@@ -359,6 +374,7 @@ def metric_rater_analysis(
     seed: int = 0,
     aggregation: str = MAJORITY,
     max_modelled_judgements: int | None = None,
+    judgements: str = ACCEPTED,
 ) -> list[dict[str, object]]:
     """Per metric: the coefficient among the humans, with the metric as one more rater, and the metric's
     agreement with the human reference label and with each annotator. Label tasks: the metric's score per
@@ -380,11 +396,13 @@ def metric_rater_analysis(
             raise AnalysisError("on span tasks give BERTScore's similarity threshold; it is not tuned")
         if aggregation != MAJORITY:
             raise AnalysisError("span tasks compare spans with each annotator's spans; aggregation applies to labels")
-        return _span_metric_raters(study_task, dataset, summary_of, metrics, per_metric)  # type: ignore[arg-type]
+        return _span_metric_raters(study_task, dataset, summary_of, metrics, per_metric, judgements)  # type: ignore[arg-type]
     if coefficient == ALPHA_U:
         raise AnalysisError(f"alpha_u compares character spans; task {task.key!r} has labels, not spans")
     labels = ordered_labels(task)
-    _, fetched = task_labels(study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect)
+    _, fetched = task_labels(
+        study_task=study_task, dont_know_as_incorrect=dont_know_as_incorrect, judgements=judgements
+    )
     labelled = fetched["unit"]
     units_per_item: dict[int, int] = {}
     for unit in labelled:
@@ -437,7 +455,13 @@ def metric_rater_analysis(
             )
         except ValueError as exc:
             raise AnalysisError(f"metric {name!r}: {exc}") from exc
-        row = {"thresholds": list(cuts), "labels": labels, "tuning": tuning, "aggregation": aggregation}
+        row = {
+            "thresholds": list(cuts),
+            "labels": labels,
+            "tuning": tuning,
+            "aggregation": aggregation,
+            "judgements": judgements,
+        }
         rows.append({**row, **result.as_dict(), "model_raters": list(models)})
     return rows
 
@@ -516,10 +540,11 @@ def _span_metric_raters(
     summary_of: dict[int, int],
     metrics: Sequence[str],
     thresholds: Sequence[Sequence[float]],
+    judgements: str,
 ) -> list[dict[str, object]]:
     summaries = {
         item: (text, {name: [(s, e) for s, e, _ in spans] for name, spans in marked.items()})
-        for item, (text, marked) in typed_span_markings(study_task=study_task).items()
+        for item, (text, marked) in typed_span_markings(study_task=study_task, judgements=judgements).items()
     }
     rows = []
     for name, cuts in zip(metrics, thresholds, strict=True):
@@ -535,7 +560,7 @@ def _span_metric_raters(
             result = unitizing.metric_span_agreement(summaries, by_item, metric=name)  # type: ignore[arg-type]
         except ValueError as exc:
             raise AnalysisError(f"metric {name!r}: {exc}") from exc
-        rows.append({"thresholds": list(cuts), "labels": ["flagged"], **result.as_dict()})
+        rows.append({"thresholds": list(cuts), "labels": ["flagged"], "judgements": judgements, **result.as_dict()})
     return rows
 
 

@@ -28,7 +28,7 @@ from corpus.importers.frank import ERROR_CATEGORIES as FRANK_ERROR_CATEGORIES
 from corpus.models import Dataset, HumanScore, MetricScore, Summary
 from protocols.tasks import TASKS
 from scoring.models import Explanation
-from studies.models import Assignment
+from studies.models import Assignment, Participation
 from studies.selectors.access import studies_readable
 
 # Sort keys a request may name ("-" in front sorts descending); scores sort with missing values last.
@@ -51,14 +51,15 @@ SCORE_COLUMNS = {"metric": "metric_value", "human": "human_value", "gap": "gap",
 # Per summary, the share of its judged units on which the annotators who judged them did not all agree.
 # A unit is one (study item, unit index) of a labelled task, or, for span tasks, the item itself with
 # "marked any span or not" as the label; units judged by a single annotator cannot disagree and are left out.
-# Only the studies the user may read count ({studies}: a subquery of their ids).
+# Only the studies the user may read count ({studies}: a subquery of their ids), and only accepted work
+# ({accepted}: the raw-SQL form of studies.selectors.participation.counted, excluded annotators left out).
 _UNITS_SQL = """
     SELECT i.summary_id, COUNT(DISTINCT j.label) AS labels
     FROM annotations_judgement j
     JOIN annotations_assignment a ON a.id = j.assignment_id
     JOIN annotations_studyitem i ON i.id = a.item_id
     JOIN annotations_studytask t ON t.id = i.study_task_id
-    WHERE {summary} a.status = %s AND t.task NOT IN ({span_tasks}) AND t.study_id IN ({studies})
+    WHERE {summary} a.status = %s AND t.task NOT IN ({span_tasks}) AND t.study_id IN ({studies}) {accepted}
     GROUP BY i.summary_id, i.id, j.unit_index
     HAVING COUNT(*) > 1
     UNION ALL
@@ -68,7 +69,7 @@ _UNITS_SQL = """
     FROM annotations_assignment a
     JOIN annotations_studyitem i ON i.id = a.item_id
     JOIN annotations_studytask t ON t.id = i.study_task_id
-    WHERE {summary} a.status = %s AND t.task IN ({span_tasks}) AND t.study_id IN ({studies})
+    WHERE {summary} a.status = %s AND t.task IN ({span_tasks}) AND t.study_id IN ({studies}) {accepted}
     GROUP BY i.summary_id, i.id
     HAVING COUNT(*) > 1
 """
@@ -100,7 +101,11 @@ def _units_sql(summary_condition: str, dataset: Dataset, user: AbstractUser | No
     span_tasks = ", ".join(["%s"] * len(SPAN_TASKS))
     studies, study_params = studies_readable(user=user).filter(dataset=dataset).values("pk").query.sql_with_params()
     status = Assignment.Status.SUBMITTED
-    sql = _UNITS_SQL.format(summary=summary_condition, span_tasks=span_tasks, studies=studies)
+    accepted = (
+        f"AND NOT EXISTS (SELECT 1 FROM {Participation._meta.db_table} p "
+        "WHERE p.study_id = t.study_id AND p.annotator_id = a.annotator_id AND p.excluded)"
+    )
+    sql = _UNITS_SQL.format(summary=summary_condition, span_tasks=span_tasks, studies=studies, accepted=accepted)
     return sql, (status, *SPAN_TASKS, *study_params, status, *SPAN_TASKS, *study_params)
 
 

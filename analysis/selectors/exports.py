@@ -18,7 +18,8 @@ from analysis.selectors.analysis import (
 from corpus.models import Dataset, Summary
 from protocols.tasks import unit_statement
 from stats.enhanced import AGGREGATIONS
-from studies.models import Study
+from studies.models import Participation, Study
+from studies.selectors.participation import ACCEPTED, counted, judgement_set_check
 from studies.selectors.studies import study_judgements_in_order, study_skips_in_order
 
 # The judgement exports' columns with their types (annotations/exports.py COLUMN_TYPES); docs/EXPORTS.md says
@@ -28,6 +29,9 @@ JUDGEMENT_COLUMN_TYPES: dict[str, str] = {
     "task": "text",
     "guidelines_version": "integer",
     "annotator": "text",
+    "annotator_platform": "text",
+    "worker_id": "text",
+    "excluded": "boolean",
     "dataset": "text",
     "document": "text",
     "summary_id": "integer",
@@ -53,15 +57,36 @@ JUDGEMENT_COLUMN_TYPES: dict[str, str] = {
 EXPORT_FIELDS = tuple(JUDGEMENT_COLUMN_TYPES)
 
 
-def study_judgement_rows(*, study: Study) -> Iterator[dict[str, Any]]:
+def study_judgement_rows(*, study: Study, judgements: str = ACCEPTED) -> Iterator[dict[str, Any]]:
     """Every judgement of a study as flat rows, streamed from the database in chunks; then a row per item an
-    annotator could not judge (no label; `cannot_judge` says why)."""
-    yield from _judgement_rows(study)
-    yield from _skip_rows(study)
+    annotator could not judge (no label; `cannot_judge` says why). Accepted work only (excluded annotators
+    left out) unless `judgements` is "all"; each row names the annotator's platform, worker id and whether
+    they are excluded."""
+    judgement_set_check(judgements)
+    standing = _standing(study)
+    yield from _judgement_rows(study, judgements, standing)
+    yield from _skip_rows(study, judgements, standing)
 
 
-def _judgement_rows(study: Study) -> Iterator[dict[str, Any]]:
-    rows = study_judgements_in_order(study=study).values_list(
+Standing = dict[int, dict[str, Any]]
+INTERNAL_STANDING = {"annotator_platform": Participation.Platform.INTERNAL.value, "worker_id": "", "excluded": False}
+
+
+def _standing(study: Study) -> Standing:
+    """annotator id -> the export's platform, worker id and exclusion columns (one query, one row per
+    annotator with a participation; the others are internal and not excluded)."""
+    return {
+        annotator: {"annotator_platform": platform, "worker_id": external_id, "excluded": excluded}
+        for annotator, platform, external_id, excluded in Participation.objects.filter(study=study).values_list(
+            "annotator_id", "platform", "external_id", "excluded"
+        )
+    }
+
+
+def _judgement_rows(study: Study, judgements: str, standing: Standing) -> Iterator[dict[str, Any]]:
+    rows = counted(study_judgements_in_order(study=study), judgements=judgements, assignment="assignment__")
+    rows = rows.values_list(
+        "assignment__annotator_id",
         "assignment__item__study_task__task",
         "assignment__guidelines_version",
         "assignment__annotator__username",
@@ -84,6 +109,7 @@ def _judgement_rows(study: Study) -> Iterator[dict[str, Any]]:
         "assignment__item__explanation__config",
     )
     for (
+        annotator_id,
         task,
         version,
         annotator,
@@ -110,6 +136,7 @@ def _judgement_rows(study: Study) -> Iterator[dict[str, Any]]:
             "task": task,
             "guidelines_version": version,
             "annotator": annotator,
+            **standing.get(annotator_id, INTERNAL_STANDING),
             "dataset": study.dataset.name,
             "document": document,
             "summary_id": summary_id,
@@ -136,8 +163,9 @@ def _judgement_rows(study: Study) -> Iterator[dict[str, Any]]:
         }
 
 
-def _skip_rows(study: Study) -> Iterator[dict[str, Any]]:
-    rows = study_skips_in_order(study=study).values_list(
+def _skip_rows(study: Study, judgements: str, standing: Standing) -> Iterator[dict[str, Any]]:
+    rows = counted(study_skips_in_order(study=study), judgements=judgements).values_list(
+        "annotator_id",
         "item__study_task__task",
         "annotator__username",
         "item__summary__document__external_id",
@@ -154,6 +182,7 @@ def _skip_rows(study: Study) -> Iterator[dict[str, Any]]:
         "item__explanation__config",
     )
     for (
+        annotator_id,
         task,
         annotator,
         document,
@@ -174,6 +203,7 @@ def _skip_rows(study: Study) -> Iterator[dict[str, Any]]:
             "task": task,
             "guidelines_version": None,
             "annotator": annotator,
+            **standing.get(annotator_id, INTERNAL_STANDING),
             "dataset": study.dataset.name,
             "document": document,
             "summary_id": summary_id,
@@ -240,7 +270,7 @@ def summary_table_fields(*, dataset: Dataset, user: AbstractUser | None, study: 
 
 
 def summary_table_rows(
-    *, dataset: Dataset, user: AbstractUser | None, study: Study | None = None
+    *, dataset: Dataset, user: AbstractUser | None, study: Study | None = None, judgements: str = ACCEPTED
 ) -> Iterator[dict[str, Any]]:
     """One row per summary (of the study's items, or of the whole dataset): every metric score, imported
     or computed, every human score and the human-enhanced scores of the studies the user may read (`None`:
@@ -267,7 +297,7 @@ def summary_table_rows(
         by_study: dict[int, dict[tuple[str, str], dict[int, float | None]]] = {}
         for source, task, aggregation, column in enhanced:
             if source.pk not in by_study:
-                by_study[source.pk] = study_enhanced_scores(study=source, summary_ids=ids)
+                by_study[source.pk] = study_enhanced_scores(study=source, summary_ids=ids, judgements=judgements)
             columns[column] = by_study[source.pk].get((task, aggregation), {})
         for pk, document, external_id, system, is_reference, text in chunk:
             row: dict[str, Any] = {

@@ -28,6 +28,7 @@ from stats.metaeval import BALANCED_ACCURACY
 from stats.spans import THRESHOLDS
 from studies.models import Study, StudyItem
 from studies.selectors.access import studies_for_user
+from studies.selectors.participation import excluded_annotator_ids, judgement_set_from
 from studies.selectors.tasks import dataset_imported_study, dataset_imported_tasks, study_item_readable, study_tasks
 from studies.views.imports import datasets_page
 
@@ -76,7 +77,7 @@ class AgreementPanel:
 
 
 def _agreement_rows(
-    overviews: list[selectors.AgreementOverview], form: dict[str, Any], dont_know: bool
+    overviews: list[selectors.AgreementOverview], form: dict[str, Any], dont_know: bool, judgements: str
 ) -> tuple[list[AgreementPanel], bool]:
     """Each task's overview with the analysis the form asks for (or the reason it cannot be computed), and
     whether any request failed (the page then answers 400)."""
@@ -97,6 +98,7 @@ def _agreement_rows(
                     typed=form["typed"],
                     dont_know_as_incorrect=dont_know,
                     bootstrap=PAGE_BOOTSTRAP if form["interval"] else 0,
+                    judgements=judgements,
                 )
                 if form["metric_rater"]:
                     thresholds = analysis_groups.threshold_list(form["thresholds"], field="thresholds")
@@ -108,6 +110,7 @@ def _agreement_rows(
                         level=form["level"],
                         weights=form["weights"],
                         dont_know_as_incorrect=dont_know,
+                        judgements=judgements,
                     )
                 row.analysis = analysis
             except (selectors.AnalysisError, InputError) as exc:
@@ -236,6 +239,7 @@ def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dont_know = request.GET.get("dont_know") == "incorrect"
     imported = dataset_imported_tasks(dataset=dataset)
     form = _agreement_form(request, metrics)
+    # Imported judgements have no exclusions (nobody runs them here): all of them.
     context["agreements"], failed = _agreement_rows(
         [
             selectors.agreement_overview(study_task=study_task, dont_know_as_incorrect=dont_know)
@@ -243,6 +247,7 @@ def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
         ],
         form,
         dont_know,
+        judgement_set_from(None),
     )
     context["agreement_form"] = form
     context["dont_know_as_incorrect"] = dont_know
@@ -262,11 +267,14 @@ def _metaeval_rows(dataset: Dataset) -> list[dict[str, Any]]:
 def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
     study = _visible_study(request, study_id)
     dont_know = request.GET.get("dont_know") == "incorrect"
+    judgements = judgement_set_from(request.GET.get("judgements"))
     human_choices = selectors.human_score_choices(dataset=study.dataset)
     humans = human_choices.names
     human = _choice(request, "human", humans, human_choices.primary)
     context: dict[str, Any] = {
         "study": study,
+        "judgements": judgements,
+        "n_excluded": excluded_annotator_ids(study=study).count(),
         "humans": humans,
         "human": human,
         "dont_know_as_incorrect": dont_know,
@@ -276,18 +284,21 @@ def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
     form = _agreement_form(request, selectors.metric_names(dataset=study.dataset))
     context["agreements"], failed = _agreement_rows(
         [
-            selectors.agreement_overview(study_task=task, dont_know_as_incorrect=dont_know)
+            selectors.agreement_overview(study_task=task, dont_know_as_incorrect=dont_know, judgements=judgements)
             for task in study_tasks(study=study)
         ],
         form,
         dont_know,
+        judgements,
     )
     context["agreement_form"] = form
     if human:
-        table = selectors.study_enhanced_table(study=study, human=human, bootstrap=PAGE_BOOTSTRAP)
+        table = selectors.study_enhanced_table(
+            study=study, human=human, bootstrap=PAGE_BOOTSTRAP, judgements=judgements
+        )
         context["enhanced"] = table
         if table:
-            scores = selectors.study_enhanced_scores(study=study)
+            scores = selectors.study_enhanced_scores(study=study, judgements=judgements)
             gold = selectors.human_values(dataset=study.dataset, name=human)
             charts = []
             for task, aggregation in sorted(scores):
@@ -317,7 +328,8 @@ def analysis_item(request: HttpRequest, item_id: int) -> HttpResponse:
         raise Http404("No such item.") from None
     study = item.study_task.study
     task = get_task(item.study_task.task)
-    labelled = selectors.item_labels(item=item)
+    judgements = judgement_set_from(request.GET.get("judgements"))
+    labelled = selectors.item_labels(item=item, judgements=judgements)
     annotators = sorted({name for labels in labelled.values() for name in labels})
     rows = [
         {"unit": unit, "labels": [labels.get(name, "") for name in annotators]} for unit, labels in labelled.items()
@@ -325,7 +337,15 @@ def analysis_item(request: HttpRequest, item_id: int) -> HttpResponse:
     return render(
         request,
         "annotations/analysis/item.html",
-        {"item": item, "study": study, "task": task, "annotators": annotators, "rows": rows},
+        {
+            "item": item,
+            "study": study,
+            "task": task,
+            "annotators": annotators,
+            "rows": rows,
+            "judgements": judgements,
+            "n_excluded": excluded_annotator_ids(study=study).count(),
+        },
     )
 
 
@@ -340,7 +360,13 @@ def dataset_summaries_export(request: HttpRequest, dataset_id: int, format_name:
 @require_GET
 def study_summaries_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
     study = _visible_study(request, study_id)
-    return summaries_download(dataset=study.dataset, study=study, user=request.user, format_name=format_name)
+    return summaries_download(
+        dataset=study.dataset,
+        study=study,
+        user=request.user,
+        format_name=format_name,
+        judgements=judgement_set_from(request.GET.get("judgements")),
+    )
 
 
 @researcher_required

@@ -15,6 +15,7 @@ from judges.selectors import judgeable_tasks, run_failures, study_judge_runs
 from protocols.tasks import get_task
 from studies.forms import AnnotatorsAddForm, StudySettingsForm
 from studies.selectors import studies as selectors
+from studies.selectors.participation import excluded_annotator_ids, judgement_set_from
 from studies.views.studies import visible_study
 
 
@@ -23,10 +24,17 @@ from studies.views.studies import visible_study
 def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
     study = visible_study(request, study_id)
     dont_know_as_incorrect = request.GET.get("dont_know") == "incorrect"
+    judgements = judgement_set_from(request.GET.get("judgements"))
+    excluded = set(excluded_annotator_ids(study=study))
     study_tasks = list(study.tasks.all())
     task_progress = selectors.study_task_progress(study=study, study_tasks=study_tasks)
     agreement = analysis_selectors.study_agreement_cached(
-        study=study, study_tasks=study_tasks, progress=task_progress, dont_know_as_incorrect=dont_know_as_incorrect
+        study=study,
+        study_tasks=study_tasks,
+        progress=task_progress,
+        dont_know_as_incorrect=dont_know_as_incorrect,
+        judgements=judgements,
+        excluded=excluded,
     )
     tasks = [
         {
@@ -56,6 +64,9 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
             "annotators": annotators,
             "min_other_raters": agreement.min_others,
             "dont_know_as_incorrect": dont_know_as_incorrect,
+            "judgements": judgements,
+            "n_excluded": len(excluded),
+            "excluded_ids": excluded,
             "export_formats": sorted(EXPORT_FORMATS),
             "settings_form": StudySettingsForm(
                 initial={
@@ -75,4 +86,9 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
 @require_GET
 def study_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
     study = visible_study(request, study_id)
-    return judgements_download(study=study, format_name=format_name, filename=f"study-{study.pk}-judgements")
+    return judgements_download(
+        study=study,
+        format_name=format_name,
+        filename=f"study-{study.pk}-judgements",
+        judgements=judgement_set_from(request.GET.get("judgements")),
+    )

@@ -1,20 +1,26 @@
-"""An annotator's standing in a study: excluding their work from analyses and exports, and taking it back.
+"""An annotator's standing in a study: excluding their work from analyses and exports, and taking it back;
+approving or rejecting their work and setting their bonus (the payment files read both).
 
 Exclusion is reversible and keeps every judgement; the analyses and exports read
-studies.selectors.participation to leave excluded annotators out.
+studies.selectors.participation to leave excluded annotators out. Every action is idempotent: replaying it
+leaves the same state.
 """
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from common.validation import InputError, storable_text
+from common.validation import InputError, money, printable, storable_text
 from studies.models import Assignment, Participation, Study
 
 MAX_REASON_CHARS = 2000
+# The largest bonus one worker gets in one study; Participation.bonus holds up to 999,999.99.
+MAX_BONUS = Decimal("1000.00")
 
 
 def participation_get_or_create(
@@ -47,9 +53,10 @@ def participation_exclude(
         raise ValidationError({"reason": exc.message}) from exc
     reason = reason.strip()
     participation = participation_get_or_create(study=study, annotator=annotator)
+    if not participation.excluded:  # a replayed exclusion keeps the time it first happened
+        participation.excluded_at = timezone.now()
     participation.excluded = True
     participation.excluded_reason = reason
-    participation.excluded_at = timezone.now()
     participation.excluded_by = by
     participation.save(update_fields=["excluded", "excluded_reason", "excluded_at", "excluded_by", "updated_at"])
     Assignment.objects.filter(
@@ -68,3 +75,53 @@ def participation_reinstate(*, study: Study, annotator: AbstractUser) -> Partici
     participation.excluded_by = None
     participation.save(update_fields=["excluded", "excluded_reason", "excluded_at", "excluded_by", "updated_at"])
     return participation
+
+
+def participation_review(*, study: Study, annotator: AbstractUser, review: str) -> Participation:
+    """Approve or reject the annotator's work in the study (or set it back to not reviewed): what the
+    approve and reject lists of the payment files say. Exclusion is separate: rejecting does not exclude."""
+    if review not in Participation.Review.values:
+        known = ", ".join(Participation.Review.values)
+        raise ValidationError({"review": f"Unknown review {printable(str(review))[:40]!r}: use one of {known}."})
+    participation = participation_get_or_create(study=study, annotator=annotator)
+    if participation.review != review:
+        participation.review = review
+        participation.save(update_fields=["review", "updated_at"])
+    return participation
+
+
+def participation_bonus_set(*, study: Study, annotator: AbstractUser, amount: object) -> Participation:
+    """Set (not add to: replaying gives the same bonus) the annotator's bonus in the study, an amount from 0
+    to MAX_BONUS with at most two decimal places; anything else is refused naming the field `amount`."""
+    try:
+        value = money(amount, field="amount", maximum=MAX_BONUS)
+    except InputError as exc:
+        raise ValidationError({"amount": exc.message}) from exc
+    participation = participation_get_or_create(study=study, annotator=annotator)
+    if participation.bonus != value:
+        participation.bonus = value
+        participation.save(update_fields=["bonus", "updated_at"])
+    return participation
+
+
+# The researcher's actions on an annotator's standing (the worker quality page and the API share them).
+ACTIONS = ("exclude", "reinstate", "approve", "reject", "bonus")
+
+
+def participation_act(
+    *, study: Study, annotator: AbstractUser, action: str, reason: str = "", amount: object = None, by: AbstractUser
+) -> Participation:
+    """Apply one action: exclude (needs `reason`), reinstate, approve, reject, or bonus (sets `amount`).
+    Problems come back by field (`action`, `reason`, `amount`) and change nothing; replaying an action gives
+    the same standing."""
+    if action == "exclude":
+        return participation_exclude(study=study, annotator=annotator, reason=reason, by=by)
+    if action == "reinstate":
+        return participation_reinstate(study=study, annotator=annotator)
+    if action in ("approve", "reject"):
+        review = Participation.Review.APPROVED if action == "approve" else Participation.Review.REJECTED
+        return participation_review(study=study, annotator=annotator, review=review)
+    if action == "bonus":
+        return participation_bonus_set(study=study, annotator=annotator, amount=amount)
+    shown = printable(str(action))[:40]
+    raise ValidationError({"action": f"Unknown action {shown!r}: use one of {', '.join(ACTIONS)}."})

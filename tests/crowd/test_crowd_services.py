@@ -7,6 +7,7 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import PermissionDenied, ValidationError
 
+from analysis.selectors.quality import study_quality
 from common import roles
 from corpus.models import Dataset, Document, Summary
 from crowd.models import CrowdCheck, CrowdItemRecord, CrowdStudy, CrowdWorker
@@ -273,3 +274,17 @@ def test_it_skips_phases_without_content(small_dataset: Dataset, rita: AbstractU
         small_dataset, rita, consent_text="", phases=["annotation", "end"], pre_survey=[], training=[]
     ).crowd
     assert arrive(crowd).phase == "annotation"
+
+
+def test_the_worker_quality_page_reads_the_crowd_checks_and_pastes(crowd: CrowdStudy) -> None:
+    worker = to_annotation(arrive(crowd))
+    first = crowd_item_next(worker=worker)
+    crowd_paste_record(worker=worker, assignment_id=first.pk)
+    submit(first, "yes")
+    check = crowd_item_next(worker=worker)
+    submit(check, "no" if check.item.crowd_check.expected == "faithful" else "yes")  # fails the check
+    crowd_work_evaluate(worker=worker)
+    quality = study_quality(study=crowd.study)
+    row = next(row for row in quality.workers if row.user_id == worker.user_id)
+    assert (row.checks_graded, row.checks_passed, row.pasted_items) == (1, 0, 1)
+    assert quality.live.check_failure_rate == 1.0

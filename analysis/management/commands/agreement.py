@@ -19,6 +19,7 @@ from stats.agreement import LEVELS
 from stats.crowd_quality import MAJORITY
 from stats.crowd_quality import METHODS as AGGREGATION_METHODS
 from studies.models import Study, StudyTask
+from studies.selectors.participation import ACCEPTED, ALL, JUDGEMENT_SET_NAMES
 
 NAMES = {
     "fleiss": "Fleiss' kappa",
@@ -95,6 +96,11 @@ class Command(BaseCommand):
             action="store_true",
             help="count 'Don't know' as 'Incorrect' (thesis footnote 4)",
         )
+        parser.add_argument(
+            "--all-judgements",
+            action="store_true",
+            help="include the work of excluded annotators (default: accepted work only); the output says which",
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def _study_task(self, options: dict[str, Any]) -> StudyTask:
@@ -128,6 +134,7 @@ class Command(BaseCommand):
         except InputError as exc:
             raise CommandError(exc.message) from exc
         study_task = self._study_task(options)
+        judgements = ALL if options["all_judgements"] else ACCEPTED
         try:
             data = agreement_analysis(
                 study_task=study_task,
@@ -140,6 +147,7 @@ class Command(BaseCommand):
                 span_unit=options["span_unit"],
                 bootstrap=options["bootstrap"],
                 seed=options["seed"],
+                judgements=judgements,
             )
             if metrics:
                 data["metric_raters"] = metric_rater_analysis(
@@ -152,6 +160,7 @@ class Command(BaseCommand):
                     dont_know_as_incorrect=options["dont_know_as_incorrect"],
                     seed=options["seed"],
                     aggregation=options["aggregation"],
+                    judgements=judgements,
                 )
         except AnalysisError as exc:
             raise CommandError(str(exc)) from exc
@@ -159,6 +168,7 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(data))
             return
         self._print(study_task, data, options)
+        self.stdout.write(f"Judgements: {JUDGEMENT_SET_NAMES[judgements]}.")
 
     def _print(self, study_task: StudyTask, data: dict[str, Any], options: dict[str, Any]) -> None:
         name = NAMES[options["coefficient"]]

@@ -9,6 +9,7 @@ from analysis.selectors.exports import EXPORT_FIELDS, export_column_types, study
 from common.exports import BINARY_FORMATS, EXPORT_FORMATS, chunks_write, export_chunks
 from corpus.selectors import dataset_by_name
 from studies.models import Study
+from studies.selectors.participation import ACCEPTED, ALL
 
 
 class Command(BaseCommand):
@@ -20,6 +21,11 @@ class Command(BaseCommand):
         source.add_argument("--dataset", help="the dataset's imported judgements (crowd labels)")
         parser.add_argument("--format", choices=sorted(EXPORT_FORMATS), default="csv", dest="format_name")
         parser.add_argument("--output", type=Path, help="file to write (default: standard output)")
+        parser.add_argument(
+            "--all-judgements",
+            action="store_true",
+            help="include the work of excluded annotators (default: accepted work only; Parquet metadata says which)",
+        )
 
     def handle(
         self, *args: Any, study: int | None, dataset: str | None, format_name: str, output: Path | None, **options: Any
@@ -36,6 +42,9 @@ class Command(BaseCommand):
                 study_obj = studies.get(pk=study)
             except Study.DoesNotExist:
                 raise CommandError(f"No study with id {study}.") from None
-        rows = study_judgement_rows(study=study_obj)
-        chunks = export_chunks(rows, EXPORT_FIELDS, format_name, export_column_types(EXPORT_FIELDS))
+        judgements = ALL if options["all_judgements"] else ACCEPTED
+        rows = study_judgement_rows(study=study_obj, judgements=judgements)
+        chunks = export_chunks(
+            rows, EXPORT_FIELDS, format_name, export_column_types(EXPORT_FIELDS), metadata={"judgements": judgements}
+        )
         chunks_write(chunks, output=output, stdout=self.stdout)
