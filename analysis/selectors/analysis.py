@@ -86,6 +86,13 @@ def study_task_get(*, task: str, study: Study | None = None, dataset: Dataset | 
 # (studies.selectors.participation.counted).
 
 
+def without_checks(queryset: QuerySet[Any], *, assignment: str = "") -> QuerySet[Any]:
+    """`queryset` (of assignments, or of rows reaching one through `assignment`) without the attention checks
+    a public study mixes into its queue (crowd.models.CrowdCheck): they are items of the study, but their
+    labels test the worker and are no data (their outcomes are on the worker quality page)."""
+    return queryset.filter(**{f"{assignment}item__crowd_check__isnull": True})
+
+
 def submitted_assignments(
     *, study_task: StudyTask | None = None, study: Study | None = None, judgements: str = ACCEPTED
 ) -> QuerySet[Assignment]:
@@ -95,7 +102,7 @@ def submitted_assignments(
         assignments = assignments.filter(item__study_task=study_task)
     if study is not None:
         assignments = assignments.filter(item__study_task__study=study)
-    return counted(assignments, judgements=judgements)
+    return counted(without_checks(assignments), judgements=judgements)
 
 
 def submitted_judgements(
@@ -107,7 +114,7 @@ def submitted_judgements(
         rows = rows.filter(assignment__item__study_task=study_task)
     if study is not None:
         rows = rows.filter(assignment__item__study_task__study=study)
-    return counted(rows, judgements=judgements, assignment="assignment__")
+    return counted(without_checks(rows, assignment="assignment__"), judgements=judgements, assignment="assignment__")
 
 
 # --- labels per unit --------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from analysis.selectors.analysis import (
     metric_names,
     metric_values,
     study_enhanced_scores,
+    without_checks,
 )
 from corpus.models import Dataset, Summary
 from protocols.tasks import unit_statement
@@ -84,7 +85,11 @@ def _standing(study: Study) -> Standing:
 
 
 def _judgement_rows(study: Study, judgements: str, standing: Standing) -> Iterator[dict[str, Any]]:
-    rows = counted(study_judgements_in_order(study=study), judgements=judgements, assignment="assignment__")
+    rows = counted(
+        without_checks(study_judgements_in_order(study=study), assignment="assignment__"),
+        judgements=judgements,
+        assignment="assignment__",
+    )
     rows = rows.values_list(
         "assignment__annotator_id",
         "assignment__item__study_task__task",
@@ -164,7 +169,7 @@ def _judgement_rows(study: Study, judgements: str, standing: Standing) -> Iterat
 
 
 def _skip_rows(study: Study, judgements: str, standing: Standing) -> Iterator[dict[str, Any]]:
-    rows = counted(study_skips_in_order(study=study), judgements=judgements).values_list(
+    rows = counted(without_checks(study_skips_in_order(study=study)), judgements=judgements).values_list(
         "annotator_id",
         "item__study_task__task",
         "annotator__username",

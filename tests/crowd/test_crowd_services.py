@@ -7,6 +7,8 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import PermissionDenied, ValidationError
 
+from analysis.selectors.analysis import submitted_assignments
+from analysis.selectors.exports import study_judgement_rows
 from analysis.selectors.quality import study_quality
 from common import roles
 from corpus.models import Dataset, Document, Summary
@@ -288,3 +290,16 @@ def test_the_worker_quality_page_reads_the_crowd_checks_and_pastes(crowd: CrowdS
     row = next(row for row in quality.workers if row.user_id == worker.user_id)
     assert (row.checks_graded, row.checks_passed, row.pasted_items) == (1, 0, 1)
     assert quality.live.check_failure_rate == 1.0
+
+
+def test_the_analyses_and_exports_leave_the_attention_checks_out(crowd: CrowdStudy) -> None:
+    worker = to_annotation(arrive(crowd))
+    submit(crowd_item_next(worker=worker), "yes")
+    check = crowd_item_next(worker=worker)
+    submit(check, "yes")
+    assert CrowdCheck.objects.filter(item=check.item).exists()
+    analysed = set(submitted_assignments(study=crowd.study).values_list("pk", flat=True))
+    submitted = set(Assignment.objects.filter(annotator=worker.user, status="submitted").values_list("pk", flat=True))
+    assert analysed == submitted - {check.pk} and len(analysed) == 1
+    exported = {row["summary_id"] for row in study_judgement_rows(study=crowd.study)}
+    assert check.item.summary_id not in exported and exported
