@@ -145,18 +145,21 @@ def study_task_progress(*, study: Study, study_tasks: Sequence[StudyTask] | None
     submitted work; two grouped queries. `study_tasks`: the study's tasks, if already read."""
     items = complete_items(studies=[study.pk], by="study_task", study_tasks=study_tasks)
     submitted = Q(status=Assignment.Status.SUBMITTED)
+    human = human_work()
     work = {
         row["item__study_task"]: row
         # A "cannot judge" is no work to do; study_skips counts it.
-        for row in Assignment.objects.filter(human_work(), _of_study(study, study_tasks))
+        for row in Assignment.objects.filter(_of_study(study, study_tasks))
         .exclude(status__in=[Assignment.Status.RECLAIMED, Assignment.Status.SKIPPED])
         .values("item__study_task")
         .annotate(
-            n=Count("id"),
-            done=Count("id", filter=submitted),
-            seconds=Sum("time_spent"),
-            # A submission saves its assignment (updated_at), an import creates new ones (ids), and work
-            # that stops being submitted lowers the count: each changes the state.
+            n=Count("id", filter=human),
+            done=Count("id", filter=submitted & human),
+            seconds=Sum("time_spent", filter=human),
+            # The state of the submitted work the agreement reads, an LLM judge's included: a submission saves
+            # its assignment (updated_at), an import creates new ones (ids), and work that stops being
+            # submitted lowers the count: each changes the state.
+            all_done=Count("id", filter=submitted),
             newest=Max("id", filter=submitted),
             changed=Max("updated_at", filter=submitted),
         )
@@ -169,7 +172,7 @@ def study_task_progress(*, study: Study, study_tasks: Sequence[StudyTask] | None
             assignments=work.get(task_id, {}).get("n", 0),
             done=work.get(task_id, {}).get("done", 0),
             seconds=work.get(task_id, {}).get("seconds") or 0.0,
-            submitted_state=tuple(work.get(task_id, {}).get(field) for field in ("done", "newest", "changed")),
+            submitted_state=tuple(work.get(task_id, {}).get(field) for field in ("all_done", "newest", "changed")),
         )
         for task_id, (n, done) in items.items()
     }
