@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest, PermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 
 from common import roles
@@ -18,13 +18,13 @@ from common.validation import InputError
 
 API_PATH = "/api/"
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 
 
 def researcher_required(view: View) -> View:
     @login_required
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not roles.user_is_researcher(request.user):
             raise PermissionDenied("Researchers only.")
         return view(request, *args, **kwargs)
@@ -54,7 +54,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 def export_response(
     rows: Any, fields: Sequence[str], format_name: str, filename: str, types: Mapping[str, str]
-) -> HttpResponse:
+) -> StreamingHttpResponse:
     """A streamed download of the rows as CSV, JSON lines or Parquet (columns of `types`); an unknown format
     answers 400 (the app's page)."""
     if format_name not in EXPORT_FORMATS:
