@@ -4,9 +4,10 @@ a user may see: studies.selectors.access)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
@@ -57,7 +58,7 @@ def study_progress(*, study: Study) -> list[AnnotatorProgress]:
     members = dict(study.annotators.values_list("pk", "username"))
     result = []
     for user_id in set(rows) | set(members):
-        row = rows.get(user_id, {})
+        row: Mapping[str, Any] = rows.get(user_id, {})
         assigned, done = row.get("assigned", 0), row.get("done", 0)
         result.append(
             AnnotatorProgress(
@@ -90,8 +91,8 @@ class TaskProgress:
         return self.complete_items * 100 // self.items if self.items else 0
 
 
-def complete_items(*, studies: list[int], by: str) -> dict[Hashable, tuple[int, int]]:
-    """Group (the value of the field `by` of each item of the studies) -> (items, items done). An item is done
+def complete_items(*, studies: list[int], by: str) -> dict[int, tuple[int, int]]:
+    """Group (the id in the foreign key `by` of each item of the studies) -> (items, items done). An item is done
     when it has as many submitted assignments as its study's annotators per item (k): all k judgements are
     in. One query, however many items: the submitted assignments are counted per item once (a hashed
     subquery)."""
@@ -116,7 +117,7 @@ def complete_items(*, studies: list[int], by: str) -> dict[Hashable, tuple[int, 
 def study_task_progress(*, study: Study) -> dict[int, TaskProgress]:
     """Per study task: items, items done (k submitted judgements), assignments done; two grouped queries."""
     items = complete_items(studies=[study.pk], by="study_task")
-    work = {
+    work: dict[int, Mapping[str, Any]] = {
         row["item__study_task"]: row
         # A "cannot judge" is no work to do; study_skips counts it.
         for row in Assignment.objects.filter(item__study_task__study=study)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -10,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from common.roles import signed_in_user
 from common.validation import MAX_ID, bounded_int
 from protocols.minimal_edit import edit_diff
 from protocols.tasks import get_task
@@ -36,7 +39,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     raw_study = request.GET.get("study", "")
     study_id = bounded_int(raw_study, field="study", minimum=1, maximum=MAX_ID) if raw_study else None
     task, text = request.GET.get("task", ""), request.GET.get("q", "")[:MAX_FILTER_CHARS]
-    queue = selectors.annotator_queue(user=request.user, study_id=study_id, task=task, text=text)
+    queue = selectors.annotator_queue(user=signed_in_user(request), study_id=study_id, task=task, text=text)
     return render(
         request,
         "annotations/dashboard.html",
@@ -58,11 +61,11 @@ def annotate_next(request: HttpRequest) -> HttpResponse:
     dashboard's button once the queue is empty, first takes over work others left untouched for longer than
     their study allows."""
     if request.method == "POST":
-        assignments_reclaim_for_annotator(user=request.user)
-    assignment_id = selectors.assignment_next_open_id(user=request.user)
+        assignments_reclaim_for_annotator(user=signed_in_user(request))
+    assignment_id = selectors.assignment_next_open_id(user=signed_in_user(request))
     if assignment_id is None:
         # Someone with no work at all sees the dashboard's "Nothing is assigned to you yet", nothing else.
-        if selectors.annotator_assignments(user=request.user).exists():
+        if selectors.annotator_assignments(user=signed_in_user(request)).exists():
             messages.success(request, "Everything assigned to you is done. Thank you!")
         return redirect("dashboard")
     return redirect("annotate", assignment_id=assignment_id)
@@ -70,7 +73,7 @@ def annotate_next(request: HttpRequest) -> HttpResponse:
 
 def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
     try:
-        return selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+        return selectors.assignment_for_user(assignment_id=assignment_id, user=signed_in_user(request))
     except Assignment.DoesNotExist:
         raise Http404("No such item in your queue.") from None
 
@@ -125,7 +128,7 @@ def _assignment_or_404(request: HttpRequest, assignment_id: int) -> Assignment:
     """The user's own assignment (a reclaimed one too: saving it answers why not); anyone else's, or one of
     a study they were removed from, answers 404 as on the API, so ids cannot be probed."""
     assignment = (
-        selectors.annotator_assignments(user=request.user)
+        selectors.annotator_assignments(user=signed_in_user(request))
         .filter(pk=assignment_id)
         .select_related("item__study_task", "item__summary")
         .only("pk", "annotator_id", "status", "item__study_task__task", "item__summary__text")
@@ -141,16 +144,16 @@ def _assignment_or_404(request: HttpRequest, assignment_id: int) -> Assignment:
 def annotate_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = _assignment_or_404(request, assignment_id)
     body = json_body(request)
-    if isinstance(body, JsonResponse):
+    if isinstance(body, HttpResponse):
         return body
     arguments = submission_arguments(body)  # bad input raises InputError: a 400 naming the field
     try:
-        saved = assignment_submit(assignment=assignment, user=request.user, **arguments)
+        saved = assignment_submit(assignment=assignment, user=signed_in_user(request), **arguments)
     except PermissionDenied as exc:
         return JsonResponse({"errors": [str(exc)]}, status=403)
     except ValidationError as exc:
         return JsonResponse({"errors": exc.messages}, status=400)
-    following = selectors.assignment_next_open_id(user=request.user)
+    following = selectors.assignment_next_open_id(user=signed_in_user(request))
     return JsonResponse(
         {"status": saved.status, "next": reverse("annotate", args=[following]) if following else reverse("dashboard")}
     )
@@ -160,20 +163,21 @@ def annotate_submit(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @require_POST
 def annotate_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
     body = json_body(request)
-    if isinstance(body, JsonResponse):
+    if isinstance(body, HttpResponse):
         return body
     draft = body.get("draft")
     try:
-        saved_at = assignment_draft_save(assignment_id=assignment_id, user=request.user, draft=draft)
+        saved_at = assignment_draft_save(assignment_id=assignment_id, user=signed_in_user(request), draft=draft)
     except Assignment.DoesNotExist:
         raise Http404("No such item.") from None
     except PermissionDenied as exc:
         return JsonResponse({"errors": [str(exc)]}, status=403)
     except ValidationError as exc:
         return JsonResponse({"errors": exc.messages}, status=400)
-    answer = {"savedAt": saved_at.isoformat()}
-    task_part = draft.get("task") if isinstance(draft.get("task"), dict) else {}
-    edited = task_part["edit"].get("text") if isinstance(task_part.get("edit"), dict) else None
+    answer: dict[str, Any] = {"savedAt": saved_at.isoformat()}
+    task_part = draft["task"] if isinstance(draft, dict) and isinstance(draft.get("task"), dict) else {}
+    edit = task_part.get("edit")
+    edited = edit.get("text") if isinstance(edit, dict) else None
     if isinstance(edited, str):
         # The minimal-edit check runs on the server only, so the warning shown is the one the data will get.
         assignment = _assignment_or_404(request, assignment_id)
@@ -188,11 +192,14 @@ def annotate_draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
 def annotate_skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """ "Cannot judge": {"reason": a SkipReason, "note": text}; answers where to go next."""
     body = json_body(request)
-    if isinstance(body, JsonResponse):
+    if isinstance(body, HttpResponse):
         return body
     try:
         assignment_skip(
-            assignment_id=assignment_id, user=request.user, reason=body.get("reason"), note=body.get("note", "")
+            assignment_id=assignment_id,
+            user=signed_in_user(request),
+            reason=body.get("reason"),
+            note=body.get("note", ""),
         )
     except Assignment.DoesNotExist:
         raise Http404("No such item.") from None
@@ -200,7 +207,7 @@ def annotate_skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
         return JsonResponse({"errors": [str(exc)]}, status=403)
     except ValidationError as exc:
         return JsonResponse({"errors": exc.messages}, status=400)
-    following = selectors.assignment_next_open_id(user=request.user)
+    following = selectors.assignment_next_open_id(user=signed_in_user(request))
     return JsonResponse(
         {"status": "skipped", "next": reverse("annotate", args=[following]) if following else reverse("dashboard")}
     )
