@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpResponse
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -19,6 +19,7 @@ from analysis.views.downloads import judgements_download, summaries_download
 from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
 from common.exports import EXPORT_FORMATS
+from common.roles import signed_in_user
 from stats.agreement import LEVELS
 from stats.correlation import LEVELS as CORRELATION_LEVELS
 from stats.correlation import METHODS
@@ -413,7 +414,9 @@ class DatasetHighlighterApi(APIView):
         dataset = dataset_or_404(dataset_id)
         try:
             return Response(
-                HighlighterOutput(selectors.dataset_highlighter(dataset=dataset, user=request.user), many=True).data
+                HighlighterOutput(
+                    selectors.dataset_highlighter(dataset=dataset, user=signed_in_user(request)), many=True
+                ).data
             )
         except selectors.AnalysisError as exc:
             return _analysis_error(exc)
@@ -442,9 +445,9 @@ class DatasetSummariesExportApi(APIView):
     permission_classes = RESEARCHERS
 
     @DOWNLOAD
-    def get(self, request: Request, dataset_id: int, format_name: str) -> HttpResponse:
+    def get(self, request: Request, dataset_id: int, format_name: str) -> StreamingHttpResponse:
         return summaries_download(
-            dataset=dataset_or_404(dataset_id), study=None, user=request.user, format_name=format_name
+            dataset=dataset_or_404(dataset_id), study=None, user=signed_in_user(request), format_name=format_name
         )
 
 
@@ -454,7 +457,7 @@ class DatasetJudgementsExportApi(APIView):
     permission_classes = RESEARCHERS
 
     @DOWNLOAD
-    def get(self, request: Request, dataset_id: int, format_name: str) -> HttpResponse:
+    def get(self, request: Request, dataset_id: int, format_name: str) -> StreamingHttpResponse:
         study = get_object_or_404(
             Study.objects.select_related("dataset"), dataset_id=dataset_id, kind=Study.Kind.IMPORTED
         )
@@ -465,15 +468,17 @@ class StudySummariesExportApi(APIView):
     permission_classes = RESEARCHERS
 
     @DOWNLOAD
-    def get(self, request: Request, study_id: int, format_name: str) -> HttpResponse:
+    def get(self, request: Request, study_id: int, format_name: str) -> StreamingHttpResponse:
         study = visible_study(request, study_id)
-        return summaries_download(dataset=study.dataset, study=study, user=request.user, format_name=format_name)
+        return summaries_download(
+            dataset=study.dataset, study=study, user=signed_in_user(request), format_name=format_name
+        )
 
 
 class StudyJudgementsExportApi(APIView):
     permission_classes = RESEARCHERS
 
     @DOWNLOAD
-    def get(self, request: Request, study_id: int, format_name: str) -> HttpResponse:
+    def get(self, request: Request, study_id: int, format_name: str) -> StreamingHttpResponse:
         study = visible_study(request, study_id)
         return judgements_download(study=study, format_name=format_name, filename=f"study-{study.pk}-judgements")

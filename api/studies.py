@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
+from common.roles import signed_in_user
 from common.validation import InputError, errors_by_field, printable
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, get_task
 from studies.forms import annotator_accounts, study_spec_parse
@@ -130,7 +131,7 @@ class StudyListApi(ListAPIView):
         notes = serializers.ListField(child=serializers.CharField())
 
     def get_queryset(self) -> Any:
-        return studies_for_user(user=self.request.user)
+        return studies_for_user(user=signed_in_user(self.request))
 
     @extend_schema(request=StudyCreateInput, responses={201: StudyCreatedOutput})
     def post(self, request: Request) -> Response:
@@ -144,7 +145,11 @@ class StudyListApi(ListAPIView):
         if unknown:
             return Response({"annotators": [f"Unknown users: {printable(', '.join(unknown))}."]}, status=400)
         spec = study_spec_parse(
-            data, dataset=dataset, annotators=users, created_by=request.user, guidelines=data.get("guidelines", {})
+            data,
+            dataset=dataset,
+            annotators=users,
+            created_by=signed_in_user(request),
+            guidelines=data.get("guidelines", {}),
         )
         try:
             plan = study_create(spec=spec)
@@ -272,7 +277,9 @@ class AssignmentListApi(ListAPIView):
     serializer_class = AssignmentOutput
 
     def get_queryset(self) -> Any:
-        return assignment_selectors.assignments_for_annotator(user=self.request.user).select_related("annotator")
+        return assignment_selectors.assignments_for_annotator(user=signed_in_user(self.request)).select_related(
+            "annotator"
+        )
 
 
 class AssignmentDetailOutput(AssignmentOutput):
@@ -283,7 +290,7 @@ class AssignmentDetailOutput(AssignmentOutput):
 
 def _own_assignment(request: Request, assignment_id: int) -> Assignment:
     try:
-        return assignment_selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+        return assignment_selectors.assignment_for_user(assignment_id=assignment_id, user=signed_in_user(request))
     except Assignment.DoesNotExist:
         raise Http404("No such item in your queue.") from None
 
@@ -296,8 +303,9 @@ class AssignmentDetailApi(APIView):
         assignment = _own_assignment(request, assignment_id)
         item = assignment.item
         units = assignment_selectors.item_units(item, with_document=True)
-        assignment.item_state = task_state(task=get_task(item.study_task.task), item=item, units=units)
-        assignment.saved = assignment_selectors.assignment_saved_work(assignment=assignment)
+        # What AssignmentDetailOutput reads besides the model's fields (attributes the model does not declare).
+        assignment.item_state = task_state(task=get_task(item.study_task.task), item=item, units=units)  # type: ignore[attr-defined]
+        assignment.saved = assignment_selectors.assignment_saved_work(assignment=assignment)  # type: ignore[attr-defined]
         return Response(AssignmentDetailOutput(assignment).data)
 
 
@@ -323,7 +331,7 @@ class AssignmentSubmitApi(APIView):
         except InputError as exc:
             return Response({"errors": [f"malformed request: {exc}"], "field": exc.field}, status=400)
         try:
-            saved = assignment_submit(assignment=assignment, user=request.user, **arguments)
+            saved = assignment_submit(assignment=assignment, user=signed_in_user(request), **arguments)
         except PermissionDenied as exc:
             return Response({"errors": [str(exc)]}, status=status.HTTP_403_FORBIDDEN)
         except ValidationError as exc:
@@ -347,7 +355,7 @@ class AssignmentSkipApi(APIView):
         data = self.SkipInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            skipped = assignment_skip(assignment_id=assignment_id, user=request.user, **data.validated_data)
+            skipped = assignment_skip(assignment_id=assignment_id, user=signed_in_user(request), **data.validated_data)
         except PermissionDenied as exc:
             return Response({"errors": [str(exc)]}, status=status.HTTP_403_FORBIDDEN)
         except ValidationError as exc:
@@ -365,11 +373,12 @@ class JudgementOutput(serializers.Serializer):
     guidelines_version = serializers.IntegerField(source="assignment.guidelines_version", allow_null=True)
     unit_index = serializers.IntegerField()
     unit_text = serializers.CharField()
-    label = serializers.CharField()
+    # Fields named like Field.label and Serializer.data: DRF keeps declared fields apart (_declared_fields).
+    label = serializers.CharField()  # type: ignore[assignment]
     start = serializers.IntegerField(allow_null=True)
     end = serializers.IntegerField(allow_null=True)
     note = serializers.CharField()
-    data = serializers.JSONField()
+    data = serializers.JSONField()  # type: ignore[assignment]
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 

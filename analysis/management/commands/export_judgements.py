@@ -31,11 +31,13 @@ class Command(BaseCommand):
             study_obj = studies.filter(dataset=dataset_by_name(name=dataset), kind=Study.Kind.IMPORTED).first()
             if study_obj is None:
                 raise CommandError(f"No imported judgements in a dataset named {dataset!r}.")
-        else:
+        elif study is not None:
             try:
                 study_obj = studies.get(pk=study)
             except Study.DoesNotExist:
                 raise CommandError(f"No study with id {study}.") from None
+        else:
+            raise CommandError("Give --study or --dataset.")
         rows = study_judgement_rows(study=study_obj)
         chunks = export_chunks(rows, EXPORT_FIELDS, format_name, export_column_types(EXPORT_FIELDS))
         chunks_write(chunks, output=output, stdout=self.stdout)
