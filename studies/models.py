@@ -217,3 +217,53 @@ class Judgement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.assignment} #{self.unit_index}: {self.label}"
+
+
+class Participation(models.Model):
+    """An annotator's standing in one study: where they came from and whether their work counts.
+
+    Internal annotators get a row when it is first needed; crowd workers get one when they arrive with a
+    platform id. Excluding keeps every judgement (reinstating undoes it); the analyses and exports leave an
+    excluded annotator's work out by default and say so.
+    """
+
+    class Platform(models.TextChoices):
+        INTERNAL = "internal", "Internal account"
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+        GENERIC = "generic", "Other platform"
+
+    class Review(models.TextChoices):
+        PENDING = "pending", "Not reviewed"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participations")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participations")
+    platform = models.CharField(max_length=20, choices=Platform.choices, default=Platform.INTERNAL)
+    # The platform's worker id (Prolific PROLIFIC_PID, MTurk workerId, ...); empty for internal accounts.
+    external_id = models.CharField(max_length=100, blank=True)
+    excluded = models.BooleanField(default=False)
+    excluded_reason = models.TextField(blank=True)
+    excluded_at = models.DateTimeField(null=True, blank=True)
+    excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    review = models.CharField(max_length=20, choices=Review.choices, default=Review.PENDING)
+    bonus = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "annotator"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "annotator"], name="participation_unique_annotator"),
+            models.UniqueConstraint(
+                fields=["study", "platform", "external_id"],
+                condition=~models.Q(external_id=""),
+                name="participation_unique_external_id",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} in {self.study}"

@@ -567,6 +567,10 @@ def study_settings_update(
     Returns the assignments created to top items up to the new k.
     """
     _managed(study)
+    if isinstance(annotators_per_item, bool) or not isinstance(annotators_per_item, int):
+        raise ValidationError({"annotators_per_item": "k must be a whole number."})
+    if annotators_per_item > MAX_ANNOTATORS_PER_ITEM:
+        raise ValidationError({"annotators_per_item": f"k is at most {MAX_ANNOTATORS_PER_ITEM}."})
     if annotators_per_item < study.annotators_per_item:
         raise ValidationError(
             {"annotators_per_item": f"k can only grow in a running study (it is {study.annotators_per_item})."}
@@ -583,6 +587,9 @@ def study_settings_update(
 @transaction.atomic
 def study_task_guidelines_update(*, study_task: StudyTask, text: str, user: User | None) -> GuidelinesVersion | None:
     """Save new guidelines as the next version; None when the text did not change."""
+    problem = _text_problem(text, what="The guidelines", max_chars=MAX_GUIDELINES_CHARS)
+    if problem:
+        raise ValidationError({"guidelines": problem})
     text = text.strip()
     locked = StudyTask.objects.select_for_update().get(pk=study_task.pk)
     if text == locked.guidelines.strip():

@@ -246,6 +246,11 @@ def test_it_hands_a_removed_annotators_open_items_to_the_others_and_keeps_their_
     assert study.annotators.filter(pk=bob.pk).exists()  # nothing changed
     with pytest.raises(ValidationError, match="k can only grow"):
         study_settings_update(study=study, annotators_per_item=1, reclaim_after_hours=None)
+    for bad_k, message in [(51, "k is at most 50"), (2.5, "whole number"), (True, "whole number")]:
+        with pytest.raises(ValidationError, match=message):
+            study_settings_update(study=study, annotators_per_item=bad_k, reclaim_after_hours=None)
+    study.refresh_from_db()
+    assert study.annotators_per_item == 2  # nothing changed
     dave = make_user("dave", roles.ANNOTATOR)
     assert study_annotators_add(study=study, annotators=[dave]).assigned == 0  # every item already has k
     created = study_settings_update(study=study, annotators_per_item=3, reclaim_after_hours=4)

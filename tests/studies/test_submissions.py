@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractUser
+from django.core.exceptions import ValidationError
 from django.db import connection
 from django.urls import reverse
 
@@ -232,6 +233,11 @@ def test_it_records_the_guidelines_version_the_annotator_was_shown(task_study: S
     version = study_task_guidelines_update(study_task=study_task, text="Count dates as facts.", user=None)
     assert version.version == 2
     assert study_task_guidelines_update(study_task=study_task, text=" Count dates as facts. ", user=None) is None
+    for bad, message in [("x" * 20_001, "at most 20000"), ("a\x00b", "NUL"), (None, "must be text")]:
+        with pytest.raises(ValidationError, match=message):
+            study_task_guidelines_update(study_task=study_task, text=bad, user=None)
+    study_task.refresh_from_db()
+    assert study_task.guidelines_version == 2  # nothing changed
     assert submit(client_for(alice), assignment, labels={"0": "yes"}, guidelines_version=shown).status_code == 200
     assignment.refresh_from_db()
     assert assignment.guidelines_version == 1
