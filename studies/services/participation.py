@@ -6,7 +6,7 @@ studies.selectors.participation to leave excluded annotators out.
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -20,7 +20,7 @@ MAX_REASON_CHARS = 2000
 def participation_get_or_create(
     *,
     study: Study,
-    annotator: AbstractUser,
+    annotator: User,
     platform: str = Participation.Platform.INTERNAL,
     external_id: str = "",
 ) -> Participation:
@@ -34,9 +34,7 @@ def participation_get_or_create(
 
 
 @transaction.atomic
-def participation_exclude(
-    *, study: Study, annotator: AbstractUser, reason: str, by: AbstractUser | None
-) -> Participation:
+def participation_exclude(*, study: Study, annotator: User, reason: str, by: User | None) -> Participation:
     """Leave the annotator's work out of the study's analyses and exports; their open items are taken back
     (submitted work stays, so reinstating restores it)."""
     if not isinstance(reason, str) or not reason.strip():
@@ -59,7 +57,7 @@ def participation_exclude(
 
 
 @transaction.atomic
-def participation_reinstate(*, study: Study, annotator: AbstractUser) -> Participation:
+def participation_reinstate(*, study: Study, annotator: User) -> Participation:
     """Count the annotator's submitted work again."""
     participation = participation_get_or_create(study=study, annotator=annotator)
     participation.excluded = False
