@@ -6,14 +6,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from rest_framework.authtoken.models import Token
 
 from common import roles
 
 
-def api_token_get(*, user: AbstractUser) -> Token | None:
+def api_token_get(*, user: User) -> Token | None:
     """The user's API token, or None before they created one."""
     return Token.objects.filter(user=user).first()
 

@@ -7,7 +7,7 @@ import secrets
 from collections.abc import Sequence
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser, Group
+from django.contrib.auth.models import Group, User
 from django.contrib.auth.password_validation import validate_password
 from django.db import transaction
 from rest_framework.authtoken.models import Token
@@ -28,7 +28,7 @@ def generate_password() -> str:
 @transaction.atomic
 def account_create(
     *, username: str, role: str, email: str = "", password: str | None = None, first_name: str = ""
-) -> tuple[AbstractUser, str]:
+) -> tuple[User, str]:
     """Create a login for an annotator, a researcher or an admin. Returns the user and the password set."""
     if role not in roles.ROLES:
         raise ValueError(f"role must be one of {', '.join(roles.ROLES)}, got {role!r}")
@@ -53,7 +53,7 @@ def external_username(dataset: Dataset, worker: str) -> str:
     return f"ext.{cleaned}"[:150]
 
 
-def external_annotators_get_or_create(*, dataset: Dataset, workers: Sequence[str]) -> dict[str, AbstractUser]:
+def external_annotators_get_or_create(*, dataset: Dataset, workers: Sequence[str]) -> dict[str, User]:
     """Accounts that hold imported labels. They cannot log in (inactive, no usable password)."""
     user_model = get_user_model()
     names = {worker: external_username(dataset, worker) for worker in workers}
@@ -71,7 +71,7 @@ def external_annotators_get_or_create(*, dataset: Dataset, workers: Sequence[str
     return {worker: existing[name] for worker, name in names.items()}
 
 
-def model_rater_account_get_or_create(*, username: str) -> AbstractUser:
+def model_rater_account_get_or_create(*, username: str) -> User:
     """The account that holds an LLM judge's labels (judges app). It cannot log in (inactive, no usable
     password) and is in the model role, so analyses take it as a rater and never count it as a human."""
     user_model = get_user_model()
@@ -86,14 +86,14 @@ def model_rater_account_get_or_create(*, username: str) -> AbstractUser:
     return user
 
 
-def api_token_get_or_create(*, user: AbstractUser) -> Token:
+def api_token_get_or_create(*, user: User) -> Token:
     """The user's API token (one per user), created on first use."""
     token, _ = Token.objects.get_or_create(user=user)
     return token
 
 
 @transaction.atomic
-def api_token_rotate(*, user: AbstractUser) -> Token:
+def api_token_rotate(*, user: User) -> Token:
     """A new API token for the user; the old one stops working at once."""
     Token.objects.filter(user=user).delete()
     return Token.objects.create(user=user)

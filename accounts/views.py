@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from accounts.selectors import api_token_get
 from accounts.services import api_token_get_or_create, api_token_rotate
+from common.roles import signed_in_user
 from common.throttles import PasswordResetEmailThrottle, PasswordResetThrottle, throttle_wait
 
 TOO_MANY_REQUESTS = 429
@@ -27,18 +28,19 @@ def api_token(request: HttpRequest) -> HttpResponse:
     """Show the token; POST creates it (or, with "rotate", replaces it)."""
     if request.method == "POST":
         if "rotate" in request.POST:
-            api_token_rotate(user=request.user)
+            api_token_rotate(user=signed_in_user(request))
             messages.success(request, "A new token was made; the old one no longer works.")
         else:
-            api_token_get_or_create(user=request.user)
+            api_token_get_or_create(user=signed_in_user(request))
         return redirect("api_token")
-    return render(request, "accounts/api_token.html", {"token": api_token_get(user=request.user)})
+    return render(request, "accounts/api_token.html", {"token": api_token_get(user=signed_in_user(request))})
 
 
 def login_locked_out(request: HttpRequest, response: HttpResponse | None, credentials: Any) -> HttpResponse:
     """django-axes' answer to a sign-in while the username or the address is locked out (web and admin login):
     the login page again, saying until when. Every attempt during the lockout starts the wait again."""
-    locked_until = (request.axes_attempt_time or timezone.now()) + get_cool_off(request)
+    # axes_attempt_time: set on the request by django-axes.
+    locked_until = (getattr(request, "axes_attempt_time", None) or timezone.now()) + get_cool_off(request)
     context = {
         "form": AuthenticationForm(request),
         "next": request.POST.get("next", ""),

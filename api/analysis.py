@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404, HttpResponse
+from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -19,6 +19,7 @@ from analysis.views.downloads import judgements_download, summaries_download
 from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
 from common.exports import EXPORT_FORMATS
+from common.roles import signed_in_user
 from stats.agreement import LEVELS
 from stats.correlation import LEVELS as CORRELATION_LEVELS
 from stats.correlation import METHODS
@@ -429,7 +430,9 @@ class DatasetHighlighterApi(APIView):
         dataset = dataset_or_404(dataset_id)
         try:
             return Response(
-                HighlighterOutput(selectors.dataset_highlighter(dataset=dataset, user=request.user), many=True).data
+                HighlighterOutput(
+                    selectors.dataset_highlighter(dataset=dataset, user=signed_in_user(request)), many=True
+                ).data
             )
         except selectors.AnalysisError as exc:
             return _analysis_error(exc)
@@ -458,9 +461,9 @@ class DatasetSummariesExportApi(APIView):
     permission_classes = RESEARCHERS
 
     @DOWNLOAD
-    def get(self, request: Request, dataset_id: int, format_name: str) -> HttpResponse:
+    def get(self, request: Request, dataset_id: int, format_name: str) -> StreamingHttpResponse:
         return summaries_download(
-            dataset=dataset_or_404(dataset_id), study=None, user=request.user, format_name=format_name
+            dataset=dataset_or_404(dataset_id), study=None, user=signed_in_user(request), format_name=format_name
         )
 
 
@@ -470,7 +473,7 @@ class DatasetJudgementsExportApi(APIView):
     permission_classes = RESEARCHERS
 
     @DOWNLOAD
-    def get(self, request: Request, dataset_id: int, format_name: str) -> HttpResponse:
+    def get(self, request: Request, dataset_id: int, format_name: str) -> StreamingHttpResponse:
         try:
             study = dataset_imported_study(dataset_id=dataset_id)
         except Study.DoesNotExist:
@@ -497,11 +500,15 @@ class StudySummariesExportApi(APIView):
     permission_classes = RESEARCHERS
 
     @STUDY_DOWNLOAD
-    def get(self, request: Request, study_id: int, format_name: str) -> HttpResponse:
+    def get(self, request: Request, study_id: int, format_name: str) -> StreamingHttpResponse:
         study = visible_study(request, study_id)
         judgements = _query(JudgementSetQuery, request)["judgements"]
         return summaries_download(
-            dataset=study.dataset, study=study, user=request.user, format_name=format_name, judgements=judgements
+            dataset=study.dataset,
+            study=study,
+            user=signed_in_user(request),
+            format_name=format_name,
+            judgements=judgements,
         )
 
 
@@ -511,7 +518,7 @@ class StudyJudgementsExportApi(APIView):
     permission_classes = RESEARCHERS
 
     @STUDY_DOWNLOAD
-    def get(self, request: Request, study_id: int, format_name: str) -> HttpResponse:
+    def get(self, request: Request, study_id: int, format_name: str) -> StreamingHttpResponse:
         study = visible_study(request, study_id)
         judgements = _query(JudgementSetQuery, request)["judgements"]
         return judgements_download(

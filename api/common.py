@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from common import roles
+from common.roles import signed_in_user
 from common.validation import page_size
 from corpus.models import Dataset
 from corpus.selectors import datasets_with_counts
@@ -22,6 +23,7 @@ class Pagination(PageNumberPagination):
     the default (as on the web pages: common.validation.page_size)."""
 
     page_size_query_param = "page_size"
+    page_size: int = settings.API_PAGE_SIZE  # DRF's default (REST_FRAMEWORK["PAGE_SIZE"]), never None here
     max_page_size = settings.API_MAX_PAGE_SIZE
 
     def get_page_size(self, request: Request) -> int:
@@ -44,7 +46,7 @@ RESEARCHERS = [IsAuthenticated, IsResearcher]
 
 def visible_study(request: Request, study_id: int) -> Study:
     """A study the user runs (admins: any); any other id answers 404, as on the web pages."""
-    return get_object_or_404(studies_for_user(user=request.user), pk=study_id)
+    return get_object_or_404(studies_for_user(user=signed_in_user(request)), pk=study_id)
 
 
 def dataset_or_404(dataset_id: int) -> Dataset:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import serializers, status
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 from analysis.selectors.browse import FLOAT_PARAMETERS, SORTS, summaries_browse
 from api.common import RESEARCHERS, dataset_or_404
 from common.errors import BrokerUnavailable, ModelLoadError
+from common.roles import signed_in_user
 from common.uploads import upload_too_large
 from corpus import selectors as selectors
 from corpus.importers import FORMATS
@@ -60,7 +62,7 @@ class DatasetListApi(ListAPIView):
         "read so far and, when it failed, errors naming file, line and field. A body over "
         "FAITHANNO_UPLOAD_MAX_BYTES answers 413; no reachable worker queue answers 503.",
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> HttpResponse:  # a Response, or the app's 413 page
         payload = self.ImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         upload = payload.validated_data["file"]
@@ -68,7 +70,7 @@ class DatasetListApi(ListAPIView):
             return upload_too_large(request, upload.size)
         try:
             job = import_job_create(
-                user=request.user,
+                user=signed_in_user(request),
                 upload=upload,
                 format_name=payload.validated_data["format"],
                 name=payload.validated_data["name"],
@@ -212,7 +214,9 @@ class SummaryListApi(ListAPIView):
     def get_queryset(self) -> Any:
         dataset = dataset_or_404(self.kwargs["dataset_id"])
         # A malformed parameter raises InputError: a 400 naming it (faithanno.middleware).
-        summaries = summaries_browse(dataset=dataset, params=self.request.query_params, user=self.request.user)
+        summaries = summaries_browse(
+            dataset=dataset, params=self.request.query_params, user=signed_in_user(self.request)
+        )
         return selectors.summaries_with_scores(summaries)
 
 
@@ -318,14 +322,16 @@ class ScoringApi(APIView):
 
         try:
             if data["mode"] == "enqueue":
-                reports = explanations_enqueue(dataset=dataset, metrics=metrics, options=overrides)
+                enqueued = explanations_enqueue(dataset=dataset, metrics=metrics, options=overrides)
                 return Response(
-                    EnqueueReportOutput([vars(r) for r in reports], many=True).data, status=status.HTTP_202_ACCEPTED
+                    EnqueueReportOutput([vars(r) for r in enqueued], many=True).data, status=status.HTTP_202_ACCEPTED
                 )
-            if dataset.n_summaries > settings.API_SYNC_SCORING_MAX_SUMMARIES:
+            # n_summaries: counted by datasets_with_counts (dataset_or_404), which django-stubs does not see.
+            n_summaries: int = dataset.n_summaries  # type: ignore[attr-defined]
+            if n_summaries > settings.API_SYNC_SCORING_MAX_SUMMARIES:
                 return Response(
                     {
-                        "mode": f"{dataset.n_summaries} summaries are more than a request computes "
+                        "mode": f"{n_summaries} summaries are more than a request computes "
                         f"({settings.API_SYNC_SCORING_MAX_SUMMARIES}); use mode 'enqueue'."
                     },
                     status=status.HTTP_400_BAD_REQUEST,

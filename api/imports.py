@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.common import RESEARCHERS
+from common.roles import signed_in_user
 from studies.selectors.import_jobs import import_jobs_for_user
 from studies.serializers import ImportJobOutput
 
@@ -20,5 +21,5 @@ class ImportJobApi(APIView):
 
     @extend_schema(responses=ImportJobOutput)
     def get(self, request: Request, job_id: int) -> Response:
-        job = get_object_or_404(import_jobs_for_user(user=request.user), pk=job_id)
+        job = get_object_or_404(import_jobs_for_user(user=signed_in_user(request)), pk=job_id)
         return Response(ImportJobOutput(job, context={"request": request}).data)

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from accounts.selectors import users_named
 from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
+from common.roles import signed_in_user
 from common.validation import errors_by_field, printable
 from crowd.parsing import crowd_spec_parse
 from crowd.selectors.crowd import crowd_public_link
@@ -148,7 +149,7 @@ class StudyListApi(ListAPIView):
         )
 
     def get_queryset(self) -> Any:
-        return studies_for_user(user=self.request.user)
+        return studies_for_user(user=signed_in_user(self.request))
 
     @extend_schema(request=StudyCreateInput, responses={201: StudyCreatedOutput})
     def post(self, request: Request) -> Response:
@@ -162,7 +163,11 @@ class StudyListApi(ListAPIView):
         if unknown:
             return Response({"annotators": [f"Unknown users: {printable(', '.join(unknown))}."]}, status=400)
         spec = study_spec_parse(
-            data, dataset=dataset, annotators=users, created_by=request.user, guidelines=data.get("guidelines", {})
+            data,
+            dataset=dataset,
+            annotators=users,
+            created_by=signed_in_user(request),
+            guidelines=data.get("guidelines", {}),
         )
         link = None
         try:
@@ -297,7 +302,9 @@ class AssignmentListApi(ListAPIView):
     serializer_class = AssignmentOutput
 
     def get_queryset(self) -> Any:
-        return assignment_selectors.assignments_for_annotator(user=self.request.user).select_related("annotator")
+        return assignment_selectors.assignments_for_annotator(user=signed_in_user(self.request)).select_related(
+            "annotator"
+        )
 
 
 class AssignmentDetailOutput(AssignmentOutput):
@@ -308,7 +315,7 @@ class AssignmentDetailOutput(AssignmentOutput):
 
 def _own_assignment(request: Request, assignment_id: int) -> Assignment:
     try:
-        return assignment_selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+        return assignment_selectors.assignment_for_user(assignment_id=assignment_id, user=signed_in_user(request))
     except Assignment.DoesNotExist:
         raise Http404("No such item in your queue.") from None
 
@@ -321,8 +328,9 @@ class AssignmentDetailApi(APIView):
         assignment = _own_assignment(request, assignment_id)
         item = assignment.item
         units = assignment_selectors.item_units(item, with_document=True)
-        assignment.item_state = task_state(task=get_task(item.study_task.task), item=item, units=units)
-        assignment.saved = assignment_selectors.assignment_saved_work(assignment=assignment)
+        # What AssignmentDetailOutput reads besides the model's fields (attributes the model does not declare).
+        assignment.item_state = task_state(task=get_task(item.study_task.task), item=item, units=units)  # type: ignore[attr-defined]
+        assignment.saved = assignment_selectors.assignment_saved_work(assignment=assignment)  # type: ignore[attr-defined]
         return Response(AssignmentDetailOutput(assignment).data)
 
 
@@ -367,10 +375,10 @@ class AssignmentSubmitApi(APIView):
         payload = self.SubmissionInput(data=request.data)
         payload.is_valid(raise_exception=True)
         try:
-            saved = assignment_submit(assignment=assignment, user=request.user, **payload.validated_data)
+            saved = assignment_submit(assignment=assignment, user=signed_in_user(request), **payload.validated_data)
         except (PermissionDenied, ValidationError) as exc:
             return refused(exc)
-        saved.annotator = request.user  # the service checked that it is theirs
+        saved.annotator = signed_in_user(request)  # the service checked that it is theirs
         return Response(AssignmentOutput(saved).data)
 
 
@@ -393,7 +401,7 @@ class AssignmentDraftApi(APIView):
         payload.is_valid(raise_exception=True)
         try:
             saved = assignment_draft_save(
-                assignment_id=assignment_id, user=request.user, draft=payload.validated_data["draft"]
+                assignment_id=assignment_id, user=signed_in_user(request), draft=payload.validated_data["draft"]
             )
         except Assignment.DoesNotExist:
             raise Http404("No such item in your queue.") from None
@@ -417,7 +425,7 @@ class AssignmentSkipApi(APIView):
         data = self.SkipInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            skipped = assignment_skip(assignment_id=assignment_id, user=request.user, **data.validated_data)
+            skipped = assignment_skip(assignment_id=assignment_id, user=signed_in_user(request), **data.validated_data)
         except Assignment.DoesNotExist:
             raise Http404("No such item in your queue.") from None
         except (PermissionDenied, ValidationError) as exc:
@@ -471,11 +479,12 @@ class JudgementOutput(serializers.Serializer):
     guidelines_version = serializers.IntegerField(source="assignment.guidelines_version", allow_null=True)
     unit_index = serializers.IntegerField()
     unit_text = serializers.CharField()
-    label = serializers.CharField()
+    # Fields named like Field.label and Serializer.data: DRF keeps declared fields apart (_declared_fields).
+    label = serializers.CharField()  # type: ignore[assignment]
     start = serializers.IntegerField(allow_null=True)
     end = serializers.IntegerField(allow_null=True)
     note = serializers.CharField()
-    data = serializers.JSONField()
+    data = serializers.JSONField()  # type: ignore[assignment]
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.exceptions import BadRequest, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
+from django.utils.safestring import SafeString, mark_safe
 from django.views.debug import ExceptionReporter
 
 logger = logging.getLogger(__name__)
@@ -100,16 +101,18 @@ class ErrorPageReporter(ExceptionReporter):
             return 400
         return 500
 
-    def get_traceback_html(self) -> str:
+    # Both return what Django's would, a SafeString: the page is rendered by the template engine (autoescaped)
+    # and the text is made of the fixed ERRORS.
+    def get_traceback_html(self) -> SafeString:
         if self.is_email or self.request is None:
             return super().get_traceback_html()
-        return error_response(self.request, self._status(), _reason(self.exc_value)).content.decode()
+        return mark_safe(error_response(self.request, self._status(), _reason(self.exc_value)).content.decode())
 
-    def get_traceback_text(self) -> str:
+    def get_traceback_text(self) -> SafeString:
         if self.is_email or self.request is None:
             return super().get_traceback_text()
         title, _, detail = ERRORS[self._status()]
-        return f"{title}: {detail}\n"
+        return mark_safe(f"{title}: {detail}\n")
 
 
 class DebugNotFoundMiddleware:

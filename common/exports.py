@@ -9,7 +9,10 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the type of a command's stdout; web processes need not import the management code
+    from django.core.management.base import OutputWrapper
 
 # A spreadsheet runs a cell that begins with one of these as a formula (OWASP, "CSV Injection").
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
@@ -163,13 +166,13 @@ def export_chunks(
     return csv_chunks(rows, fields) if format_name == "csv" else jsonl_chunks(rows)
 
 
-def chunks_write(chunks: Iterable[str] | Iterable[bytes], *, output: Path | None, stdout: TextIO) -> None:
+def chunks_write(chunks: Iterable[str] | Iterable[bytes], *, output: Path | None, stdout: OutputWrapper) -> None:
     """Write streamed chunks to a file, or (text only) to the command's standard output when no file is given."""
     if output is None:
         for chunk in chunks:
             if isinstance(chunk, bytes):
                 raise ValueError("a binary export (Parquet) needs a file: give --output")
-            stdout.write(chunk, ending="")  # type: ignore[call-arg]  # Django's OutputWrapper
+            stdout.write(chunk, ending="")
         return
     with output.open("wb") as handle:
         for chunk in chunks:

@@ -10,7 +10,8 @@ from tqdm import tqdm
 
 
 def progress_iter(items: Iterable[Any], total: int, description: str) -> Iterable[Any]:
-    return tqdm(items, total=total, desc=description, file=sys.stderr, unit="batch", dynamic_ncols=True)
+    bar: Iterable[Any] = tqdm(items, total=total, desc=description, file=sys.stderr, unit="batch", dynamic_ncols=True)
+    return bar
 
 
 def progress_bar(total: int, description: str) -> tqdm:

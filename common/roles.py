@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
+from rest_framework.request import Request
+
 ADMIN = "admin"
 RESEARCHER = "researcher"
 ANNOTATOR = "annotator"
@@ -38,3 +43,13 @@ def user_is_annotator(user: Any) -> bool:
 
 def user_is_model_rater(user: Any) -> bool:
     return user_has_role(user, MODEL)
+
+
+def signed_in_user(request: HttpRequest | Request) -> User:
+    """The request's user, for a view that only signed-in users reach (login_required, IsAuthenticated):
+    narrows `request.user` (a User or AnonymousUser) to the User the services and selectors take, and
+    refuses (403) a request that got here without one."""
+    user = request.user
+    if not isinstance(user, User):
+        raise PermissionDenied("Sign in first.")
+    return user

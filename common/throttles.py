@@ -17,7 +17,8 @@ from rest_framework.throttling import AnonRateThrottle, BaseThrottle, SimpleRate
 def client_address(request: HttpRequest) -> str:
     """The client's address as DRF's throttles see it: NUM_PROXIES decides how far X-Forwarded-For is
     trusted. django-axes counts failed sign-ins per this address too (AXES_CLIENT_IP_CALLABLE)."""
-    return BaseThrottle().get_ident(request)
+    # DRF types get_ident for its Request; it reads only request.META, which Django's HttpRequest has.
+    return BaseThrottle().get_ident(request)  # type: ignore[arg-type]
 
 
 class LiveRateMixin:
@@ -27,14 +28,16 @@ class LiveRateMixin:
     scope: str
 
     def get_rate(self) -> str:
-        return api_settings.DEFAULT_THROTTLE_RATES[self.scope]
+        # djangorestframework-stubs types the rates as numbers; they are "N/period" strings (settings.THROTTLE_RATES).
+        return api_settings.DEFAULT_THROTTLE_RATES[self.scope]  # type: ignore[return-value]
 
 
-class AnonThrottle(LiveRateMixin, AnonRateThrottle):
+# The stubs allow DRF's `scope` to be None; these throttles all have one (str), as LiveRateMixin says.
+class AnonThrottle(LiveRateMixin, AnonRateThrottle):  # type: ignore[misc]
     """API requests without credentials, per address."""
 
 
-class UserThrottle(LiveRateMixin, UserRateThrottle):
+class UserThrottle(LiveRateMixin, UserRateThrottle):  # type: ignore[misc]
     """API requests per account (token or session); per address while signed out."""
 
 
@@ -44,7 +47,7 @@ class PasswordResetThrottle(LiveRateMixin, SimpleRateThrottle):
     scope = "password_reset"
 
     def get_cache_key(self, request: HttpRequest, view: object) -> str:
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+        return self.cache_format % {"scope": self.scope, "ident": client_address(request)}
 
 
 class PasswordResetEmailThrottle(LiveRateMixin, SimpleRateThrottle):
@@ -83,5 +86,6 @@ class CrowdWorkerThrottle(LiveRateMixin, SimpleRateThrottle):
 
 def throttle_wait(request: HttpRequest, throttles: Sequence[SimpleRateThrottle]) -> float | None:
     """None when every throttle lets the request through (each counts it), else the seconds to wait."""
-    waits = [throttle.wait() or 0.0 for throttle in throttles if not throttle.allow_request(request, None)]
+    # The password-reset form is a Django view: DRF's throttles read only request.META and ignore the view.
+    waits = [throttle.wait() or 0.0 for throttle in throttles if not throttle.allow_request(request, None)]  # type: ignore[arg-type]
     return max(waits) if waits else None

@@ -209,5 +209,6 @@ def errors_by_field(exc: Exception) -> dict[str, list[str]]:
     as the API answers them. A form shows them on its fields, the API returns them, a command prints them."""
     by_field = getattr(exc, "error_dict", None)
     if by_field is not None:
+        # A ValidationError with an error_dict (checked above) has message_dict.
         return dict(exc.message_dict)  # type: ignore[attr-defined]
     return {"detail": list(getattr(exc, "messages", [str(exc)]))}

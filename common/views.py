@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest, PermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 
 from common import roles
@@ -18,13 +18,13 @@ from common.validation import InputError
 
 API_PATH = "/api/"
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 
 
 def researcher_required(view: View) -> View:
     @login_required
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not roles.user_is_researcher(request.user):
             raise PermissionDenied("Researchers only.")
         return view(request, *args, **kwargs)
@@ -63,7 +63,7 @@ def export_response(
     filename: str,
     types: Mapping[str, str],
     metadata: Mapping[str, str] | None = None,
-) -> HttpResponse:
+) -> StreamingHttpResponse:
     """A streamed download of the rows as CSV, JSON lines or Parquet (columns of `types`); an unknown format
     answers 400 (the app's page). Each `metadata` entry is a response header X-FaithAnno-<Key> and, in
     Parquet, a key of the file's metadata."""

@@ -11,6 +11,7 @@ import re
 import secrets
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from csp.constants import NONE, SELF
@@ -504,7 +505,7 @@ if CELERY_VISIBILITY_TIMEOUT < FAITHANNO_SCORING_CLAIM_SECONDS + FAITHANNO_SCORI
         f"({FAITHANNO_SCORING_CLAIM_SECONDS} + {FAITHANNO_SCORING_RETRY_SECONDS} s): a scoring task may "
         "legitimately hold its message that long, and the broker would hand it to a second worker meanwhile."
     )
-CELERY_BROKER_TRANSPORT_OPTIONS = {
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {
     "visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
     # Every worker looks for tasks whose worker died every 10 s (Kombu's default is every 100 s).
     "unacked_restore_interval": 10,

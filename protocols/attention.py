@@ -373,7 +373,8 @@ def _check_line(number: int, raw: str) -> tuple[ResearcherCheck | None, list[str
             errors.append(f"{where}, field 'span': {span[0]}-{span[1]} marks only white space")
     if errors or document is None or summary is None:
         return None, errors
-    return ResearcherCheck(number, document, summary, expected, tuple(span) if span else None), []
+    # No error: `expected` is one of EXPECTATIONS, text.
+    return ResearcherCheck(number, document, summary, str(expected), tuple(span) if span else None), []
 
 
 def researcher_checks(content: str | bytes) -> list[ResearcherCheck]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from protocols.alignment import alignment_state, word_alignment
 from protocols.minimal_edit import edit_diff
@@ -278,6 +278,11 @@ def _clean_units(task: TaskDefinition, submission: Submission, units: Sequence[U
     ]
 
 
+def whole_number(value: object) -> TypeGuard[int]:
+    """An int that is not a bool (JSON's true/false are not offsets)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _clean_spans(task: TaskDefinition, submission: Submission, summary_text: str) -> list[CleanJudgement]:
     errors = _unexpected_parts(task, submission, "spans")
     if not isinstance(submission.spans, list | tuple):
@@ -289,7 +294,7 @@ def _clean_spans(task: TaskDefinition, submission: Submission, summary_text: str
             errors.append(f"span {number}: give an object with start, end and label")
             continue
         start, end, label = raw.get("start"), raw.get("end"), raw.get("label")
-        if not all(isinstance(value, int) and not isinstance(value, bool) for value in (start, end)):
+        if not (whole_number(start) and whole_number(end)):
             errors.append(f"span {number}: start and end must be whole numbers (character offsets)")
             continue
         if start < 0 or end > length:
@@ -298,7 +303,7 @@ def _clean_spans(task: TaskDefinition, submission: Submission, summary_text: str
             errors.append(f"span {number} ({start}-{end}): start must be before end")
         elif not summary_text[start:end].strip():
             errors.append(f"span {number} ({start}-{end}) marks only white space")
-        elif label not in task.values:
+        elif not isinstance(label, str) or label not in task.values:
             errors.append(
                 f"span {number}: {label!r} is not a choice of task {task.key!r} (choices: {', '.join(task.values)})"
             )
@@ -347,7 +352,7 @@ def _clean_edit(
             errors.append("edit: say in the note why this error type cannot be introduced")
     elif diff.unchanged:
         errors.append("edit: the summary is unchanged; introduce one error by a minimal edit")
-    if errors:
+    if errors or not isinstance(label, str):
         raise SubmissionError(errors)
     data = {"requested_type": requested or FREESTYLE, "reference": reference, "edited": text, "diff": diff.as_dict()}
     return [CleanJudgement(unit_index=0, unit_text=text, label=label, note=note.strip(), data=data)]

@@ -230,17 +230,17 @@ class ExtractiveQA:
                 best[sample] = (span[2], offsets[span[0]][0], offsets[span[1]][1])
 
         answers = []
-        for sample, context in enumerate(contexts):
+        for sample, context_text in enumerate(contexts):
             chosen = best[sample]
             if chosen is None or null[sample] - chosen[0] > null_threshold:
                 score = chosen[0] if chosen else float("-inf")
                 answers.append(Answer(None, None, "", True, score, null[sample]))
                 continue
-            start, end = _trim(context, chosen[1], chosen[2])
+            start, end = _trim(context_text, chosen[1], chosen[2])
             if start >= end:
                 answers.append(Answer(None, None, "", True, chosen[0], null[sample]))
                 continue
-            answers.append(Answer(start, end, context[start:end], False, chosen[0], null[sample]))
+            answers.append(Answer(start, end, context_text[start:end], False, chosen[0], null[sample]))
         return answers
 
 

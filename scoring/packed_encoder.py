@@ -219,7 +219,7 @@ class PackedBertEncoder:
         padded = x.new_zeros((rows * width, 3 * self.hidden)) if real is not None else None
         for layer in self.layers:
             qkv = layer.query_key_value(x)
-            if padded is not None:
+            if padded is not None and real is not None:  # padded exists exactly when real does
                 qkv = padded.index_copy_(0, real, qkv)
             query, key, value = qkv.view(rows, width, 3, self.heads, head_size).permute(2, 0, 3, 1, 4).unbind(0)
             context = F.scaled_dot_product_attention(query, key, value, attn_mask=key_mask)

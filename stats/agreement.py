@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 from scipy import sparse
@@ -33,6 +33,7 @@ COEFFICIENTS = ("percent", "fleiss", "krippendorff", "gwet", "brennan_prediger")
 # Gwet (2014), chapter 3: the weights that turn AC1 into AC2 (and Brennan-Prediger into its weighted form).
 WEIGHTS = ("identity", "quadratic", "linear", "ordinal", "radical", "ratio")
 Value = Hashable
+Label = TypeVar("Label", bound=Hashable)  # one kind of label in a call (the scale's values, or texts)
 Ratings = Mapping[Hashable, Sequence[Value | None]]
 
 
@@ -46,6 +47,7 @@ def _is_missing(value: object) -> bool:
 def _ordered(values: Iterable[Value]) -> list[Value]:
     values = list(values)
     try:
+        # Labels are any hashable value; sorted raises TypeError on ones that do not compare, handled below.
         return sorted(values)  # type: ignore[type-var]
     except TypeError:  # labels of mixed types: any fixed order will do for nominal data
         return sorted(values, key=lambda value: (type(value).__name__, repr(value)))
@@ -173,8 +175,9 @@ class CodedLabels:
         return _table(list(range(self.n_units)), values, self.unit, recode[self.label])
 
 
-# Row weights: a (rows x items) sparse matrix. Each row is one computation over the items it weights.
-Rows = sparse.csr_matrix
+# Row weights: a (rows x items) sparse matrix (scipy.sparse.csr_matrix; scipy ships no types, so to mypy it is
+# Any). Each row is one computation over the items it weights.
+Rows: TypeAlias = Any
 
 
 def all_rows(n_items: int) -> Rows:
@@ -279,6 +282,7 @@ def _fleiss_rows(table: RatingTable, rows: Rows) -> list[FleissKappa]:
                     n_raters,
                     observed_agreement=observed,
                     chance_agreement=chance,
+                    # The categories are the labels, any hashable value; the field says str, what JSON makes of them.
                     category_proportions=proportions,  # type: ignore[arg-type]
                     reason="every judgement has the same label, so agreement beyond chance is undefined",
                 )
@@ -292,6 +296,7 @@ def _fleiss_rows(table: RatingTable, rows: Rows) -> list[FleissKappa]:
                 raters_per_item=n_raters,
                 observed_agreement=observed,
                 chance_agreement=chance,
+                # The categories are the labels, any hashable value; the field says str, what JSON makes of them.
                 category_proportions=proportions,  # type: ignore[arg-type]
             )
         )
@@ -311,6 +316,7 @@ def fleiss_kappa(ratings: Ratings) -> FleissKappa:
     Fleiss' statistic needs the same number of raters n on every item; items with another number of
     labels (an unfinished item, a missing label) are dropped and counted in `n_dropped`.
     """
+    # agreement() returns the result type of the coefficient it is asked for: FleissKappa here.
     return agreement(ratings, "fleiss")  # type: ignore[return-value]
 
 
@@ -351,7 +357,7 @@ class KrippendorffAlpha:
 def _ratio_differences(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     total = first + second
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(total == 0.0, 0.0, ((first - second) / np.where(total == 0.0, 1.0, total)) ** 2)
+        return np.asarray(np.where(total == 0.0, 0.0, ((first - second) / np.where(total == 0.0, 1.0, total)) ** 2))
 
 
 def _spread(totals: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -359,7 +365,7 @@ def _spread(totals: np.ndarray, positions: np.ndarray) -> np.ndarray:
     n = totals.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(n > 0, (totals * positions).sum(axis=1) / np.where(n > 0, n, 1.0), 0.0)
-    return 2.0 * n * (totals * (positions - mean[:, None]) ** 2).sum(axis=1)
+    return np.asarray(2.0 * n * (totals * (positions - mean[:, None]) ** 2).sum(axis=1))
 
 
 def _ratio_expected(totals: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -445,6 +451,7 @@ def krippendorff_alpha(ratings: Ratings, level: str = "nominal") -> Krippendorff
     Values of the ordinal, interval and ratio levels must be numbers (ordinal only uses their order; the
     ratio level also needs them non-negative).
     """
+    # agreement() returns the result type of the coefficient it is asked for: KrippendorffAlpha here.
     return agreement(ratings, "krippendorff", level=level)  # type: ignore[return-value]
 
 
@@ -493,6 +500,7 @@ def _percent_rows(table: RatingTable, rows: Rows) -> list[PercentAgreement]:
 
 
 def percent_agreement(ratings: Ratings) -> PercentAgreement:
+    # agreement() returns the result type of the coefficient it is asked for: PercentAgreement here.
     return agreement(ratings, "percent")  # type: ignore[return-value]
 
 
@@ -549,25 +557,26 @@ def category_weights(weights: str, values: Sequence[Value]) -> np.ndarray:
     if weights == "identity":
         return np.eye(q)
     x = np.array(values, dtype=float)
-    k, l_ = x[:, None], x[None, :]
-    spread = x.max() - x.min() if q else 0.0
+    k: np.ndarray = x[:, None]
+    l_: np.ndarray = x[None, :]
+    spread = float(x.max() - x.min()) if q else 0.0
     if spread == 0.0:
         return np.ones((q, q))
     if weights == "quadratic":
-        return 1.0 - (k - l_) ** 2 / spread**2
+        return np.asarray(1.0 - (k - l_) ** 2 / spread**2)
     if weights == "linear":
-        return 1.0 - np.abs(k - l_) / spread
+        return np.asarray(1.0 - np.abs(k - l_) / spread)
     if weights == "radical":
-        return 1.0 - np.sqrt(np.abs(k - l_)) / math.sqrt(spread)
+        return np.asarray(1.0 - np.sqrt(np.abs(k - l_)) / math.sqrt(spread))
     if weights == "ratio":
         if x.min() < 0:
             raise ValueError("ratio weights need non-negative categories")
-        largest = (spread / (x.max() + x.min())) ** 2
+        largest = (spread / float(x.max() + x.min())) ** 2
         return 1.0 - _ratio_differences(k, l_) / largest
     # Ordinal: by ranks, 1 - C(|rank_k - rank_l| + 1, 2) / C(q, 2).
     ranks = np.argsort(np.argsort(x)).astype(float)
     between = np.abs(ranks[:, None] - ranks[None, :]) + 1.0
-    weight = 1.0 - (between * (between - 1.0) / 2.0) / (q * (q - 1.0) / 2.0)
+    weight: np.ndarray = 1.0 - (between * (between - 1.0) / 2.0) / (q * (q - 1.0) / 2.0)
     np.fill_diagonal(weight, 1.0)
     return weight
 
@@ -597,7 +606,7 @@ def _chance_corrected_rows(table: RatingTable, rows: Rows, coefficient: str, wei
         chance = np.full(rows.shape[0], total_weight / q**2 if q else math.inf)
     results = []
     for r in range(rows.shape[0]):
-        base = {"coefficient": coefficient, "weights": weights, "n_categories": q}
+        base: dict[str, Any] = {"coefficient": coefficient, "weights": weights, "n_categories": q}
         used, dropped = round(n_items[r]), round(n_dropped[r])
         if used == 0:
             reason = "no item has two or more ratings"
@@ -646,12 +655,14 @@ def gwet_ac(
     ratings: Ratings, *, weights: str = "identity", categories: Sequence[Value] | None = None
 ) -> ChanceCorrected:
     """Gwet's AC1 (identity weights) or AC2 (any other weights; numeric categories)."""
+    # agreement() returns the result type of the coefficient it is asked for: ChanceCorrected here.
     return agreement(ratings, "gwet", weights=weights, categories=categories)  # type: ignore[return-value]
 
 
 def brennan_prediger(
     ratings: Ratings, *, weights: str = "identity", categories: Sequence[Value] | None = None
 ) -> ChanceCorrected:
+    # agreement() returns the result type of the coefficient it is asked for: ChanceCorrected here.
     return agreement(ratings, "brennan_prediger", weights=weights, categories=categories)  # type: ignore[return-value]
 
 
@@ -686,6 +697,7 @@ class Coefficient:
             numbers = f"{self.weights} weights"
         categories = self.categories if self.name in ("gwet", "brennan_prediger") else None
         table = rating_table(ratings, numbers=numbers, categories=categories)
+        # With `numbers` set, rating_table checked that every value is a number.
         if numbers == "ratio level" and any(value < 0 for value in table.values):  # type: ignore[operator]
             raise ValueError("the ratio level needs non-negative numbers")
         return table
@@ -1012,7 +1024,7 @@ class AnnotatorAgreement:
 
 
 def item_agreements(
-    labelled: Mapping[Hashable, Mapping[str, Value]], numeric: Callable[[Value], float | None] | None = None
+    labelled: Mapping[Hashable, Mapping[str, Label | None]], numeric: Callable[[Label], float | None] | None = None
 ) -> list[ItemAgreement]:
     """Per unit table, most disagreed first (lowest agreement, then widest spread)."""
     rows = []
@@ -1072,10 +1084,7 @@ def annotator_outcomes(
         if len(given) < fewest:
             outcome_of = None
         else:
-            try:
-                key = tuple(sorted(given.values()))
-            except TypeError:  # labels of mixed types
-                key = tuple(_ordered(given.values()))
+            key = tuple(_ordered(given.values()))
             outcome_of = majorities.get(key)
             if outcome_of is None:
                 outcome_of = majorities[key] = _outcomes(key, others_only)

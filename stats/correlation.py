@@ -96,7 +96,7 @@ def _rows_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     yc = y - y.mean(axis=1, keepdims=True)
     denominator = np.sqrt((xc * xc).sum(axis=1) * (yc * yc).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (xc * yc).sum(axis=1) / denominator
+        return np.asarray((xc * yc).sum(axis=1) / denominator)
 
 
 def _rows_coefficient(method: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -117,7 +117,7 @@ def _group_residuals(values: np.ndarray, codes: np.ndarray, n_groups: int) -> np
     if values.ndim == 1:
         sums = np.bincount(codes, weights=values, minlength=n_groups)
         counts = np.bincount(codes, minlength=n_groups)
-        return values - (sums / np.maximum(counts, 1))[codes]
+        return np.asarray(values - (sums / np.maximum(counts, 1))[codes])
     offsets = (np.arange(values.shape[0]) * n_groups)[:, None]
     flat_codes = (codes + offsets).ravel()
     size = values.shape[0] * n_groups

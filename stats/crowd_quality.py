@@ -184,6 +184,7 @@ def _crowdkit_fit(
         probas = model.probas_
         order = pd.unique(data["worker"])  # MACE numbers workers in order of appearance
         competence = {workers[code]: float(model.spamming_[position, 1]) for position, code in enumerate(order)}
+    assert probas is not None, "crowd-kit's fit sets probas_"
     units = {}
     for task, row in probas.iterrows():
         unit = unit_list[int(task)]
@@ -201,6 +202,7 @@ def labels_aggregate(*, judgements: Iterable[CrowdJudgement], method: str = MAJO
         raise ValueError(f"unknown aggregation method {method!r} (methods: {', '.join(METHODS)})")
     labelled = _labelled(judgements)
     labels = {label for by_worker in labelled.values() for label in by_worker.values()}
+    competence: dict[str, float]
     if method == MAJORITY or len(labels) < 2:
         # One label in all: every model gives it; crowd-kit's need two classes to fit.
         units, competence = _majority(labelled), {}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -65,8 +66,9 @@ class MetaEvaluation:
         }
 
 
-def _missing(value: float | None) -> bool:
-    return value is None or math.isnan(value)
+def _present(value: float | None) -> TypeGuard[float]:
+    """A score that is there: neither missing nor NaN."""
+    return value is not None and not math.isnan(value)
 
 
 def roc_auc(positives: np.ndarray, negatives: np.ndarray) -> float:
@@ -81,19 +83,24 @@ def roc_auc(positives: np.ndarray, negatives: np.ndarray) -> float:
 def meta_evaluate(protocol: str, groups: Sequence[PairGroup], group: str = OVERALL) -> MetaEvaluation:
     if protocol not in PAIR_PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r} on pairs; choose one of {', '.join(PAIR_PROTOCOLS)}")
-    complete = [g for g in groups if g.unfaithful and not _missing(g.faithful) and not any(map(_missing, g.unfaithful))]
+    # (faithful, unfaithful scores) of the groups with every score present.
+    complete: list[tuple[float, list[float]]] = []
+    for g in groups:
+        unfaithful = [score for score in g.unfaithful if _present(score)]
+        if g.unfaithful and _present(g.faithful) and len(unfaithful) == len(g.unfaithful):
+            complete.append((g.faithful, unfaithful))
     missing = len(groups) - len(complete)
     if not complete:
         return MetaEvaluation(protocol, group, None, 0, missing, reason="no complete faithful/unfaithful pair")
     if protocol == "roc_auc":
-        positives = np.array([g.faithful for g in complete], dtype=float)
-        negatives = np.array([score for g in complete for score in g.unfaithful], dtype=float)
+        positives = np.array([faithful for faithful, _ in complete], dtype=float)
+        negatives = np.array([score for _, scores in complete for score in scores], dtype=float)
         return MetaEvaluation(protocol, group, 100.0 * roc_auc(positives, negatives), len(complete), missing)
     if protocol == "consistency":
-        wins = sum(score < g.faithful for g in complete for score in g.unfaithful)
-        total = sum(len(g.unfaithful) for g in complete)
+        wins = sum(score < faithful for faithful, scores in complete for score in scores)
+        total = sum(len(scores) for _, scores in complete)
         return MetaEvaluation(protocol, group, 100.0 * wins / total, len(complete), missing)
-    wins = sum(all(g.faithful > score for score in g.unfaithful) for g in complete)
+    wins = sum(all(faithful > score for score in scores) for faithful, scores in complete)
     return MetaEvaluation(protocol, group, 100.0 * wins / len(complete), len(complete), missing)
 
 
@@ -108,7 +115,7 @@ def meta_evaluate_by_type(protocol: str, groups: Sequence[PairGroup]) -> list[Me
 # --- binary labels: ROC AUC and balanced accuracy with a tuned threshold ----------------------------
 
 
-def _finite(value: object) -> bool:
+def _finite(value: object) -> TypeGuard[float]:
     return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
 
 
@@ -117,7 +124,7 @@ def binary_labels(scores: Sequence[float | None], threshold: float) -> list[int 
     non-finite score gives no label."""
     if not _finite(threshold):
         raise ValueError(f"the threshold must be a finite number, got {threshold!r}")
-    return [None if not _finite(score) else FAITHFUL if score >= threshold else UNFAITHFUL for score in scores]  # type: ignore[operator]
+    return [None if not _finite(score) else FAITHFUL if score >= threshold else UNFAITHFUL for score in scores]
 
 
 def _complete(labels: Sequence[int | None], scores: Sequence[float | None]) -> tuple[np.ndarray, int]:
@@ -294,19 +301,25 @@ def balanced_accuracy(
         split_of = np.array([splits[i] for i in used], dtype=object)
         tune, score = split_of == validation, split_of == test
         n_other = sum(split not in (validation, test) for split in splits)
-        base = {"protocol": "split", "n_missing": missing, "n_other": n_other, "group": group, "splits": names}
+        base: dict[str, Any] = {
+            "protocol": "split",
+            "n_missing": missing,
+            "n_other": n_other,
+            "group": group,
+            "splits": names,
+        }
         base["seed"] = seed
         y_tune, x_tune, y_test, x_test = y_all[tune], x_all[tune], y_all[score], x_all[score]
-        counts = {"n_tune": int(y_tune.size), "n_test": int(y_test.size)}
+        counts: dict[str, Any] = {"n_tune": int(y_tune.size), "n_test": int(y_test.size)}
         if not _both_classes(y_tune):
             reason = f"the validation split {validation!r} needs faithful and unfaithful summaries with a score"
-            return BalancedAccuracy(value=None, threshold=None, reason=reason, **counts, **base)  # type: ignore[arg-type]
+            return BalancedAccuracy(value=None, threshold=None, reason=reason, **counts, **base)
         threshold, _ = best_threshold(y_tune, x_tune)
         if not _both_classes(y_test):
             reason = f"the test split {test!r} needs faithful and unfaithful summaries with a score"
-            return BalancedAccuracy(value=None, threshold=threshold, reason=reason, **counts, **base)  # type: ignore[arg-type]
+            return BalancedAccuracy(value=None, threshold=threshold, reason=reason, **counts, **base)
         predicted = (x_test >= threshold).astype(int)
-        extra: dict[str, object] = {}
+        extra: dict[str, Any] = {}
     else:
         if folds < 2:
             raise ValueError(f"cross-validation needs at least 2 folds, got {folds}")
@@ -316,7 +329,7 @@ def balanced_accuracy(
         smaller = min(int((y_all == FAITHFUL).sum()), int((y_all == UNFAITHFUL).sum()))
         if smaller < 2:
             reason = "cross-validation needs at least 2 faithful and 2 unfaithful summaries with a score"
-            return BalancedAccuracy(value=None, threshold=None, folds=folds, reason=reason, **counts, **base)  # type: ignore[arg-type]
+            return BalancedAccuracy(value=None, threshold=None, folds=folds, reason=reason, **counts, **base)
         # Every training part must hold both classes: no more folds than the smaller class has summaries.
         folds = min(folds, smaller)
         fold = _stratified_folds(y_all, folds, np.random.default_rng(seed))
@@ -343,6 +356,6 @@ def balanced_accuracy(
         n_bootstrap=n_bootstrap,
         n_bootstrap_undefined=n_undefined,
         **counts,
-        **base,  # type: ignore[arg-type]
-        **extra,  # type: ignore[arg-type]
+        **base,
+        **extra,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -28,12 +29,14 @@ def percentile_ranks(values: Sequence[float]) -> np.ndarray:
         return np.array([0.5])
     from scipy.stats import rankdata  # scipy.stats takes a second or more to import: only the code that ranks pays
 
-    return (rankdata(values, method="average") - 1) / (len(values) - 1)
+    return np.asarray((rankdata(values, method="average") - 1) / (len(values) - 1))
 
 
-def controversy_ranking(
-    *, human: Mapping[Hashable, float], metrics: Mapping[str, Mapping[Hashable, float]]
-) -> list[Controversy]:
+# An item's key: its id, or a text (one kind in a call, so the keys sort).
+Key = TypeVar("Key", int, str)
+
+
+def controversy_ranking(*, human: Mapping[Key, float], metrics: Mapping[str, Mapping[Key, float]]) -> list[Controversy]:
     """Items that have the human score and every metric, most controversial first (ties: in key order)."""
     if not metrics:
         raise ValueError("compare the human score with at least one metric")

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from words import is_punctuation, word_tokens
 
 Span = tuple[int, int]
+Key = TypeVar("Key", bound=Hashable)  # a summary's key (its id)
 HALLUCINATED, FAITHFUL = "hallucinated", "faithful"
 ANY_SPAN, NO_SPAN = "any span", "no span"
 THRESHOLDS = tuple(round(0.80 + 0.01 * step, 2) for step in range(20))  # 0.80 ... 0.99
@@ -34,10 +36,10 @@ def _overlaps(word: Span, spans: Sequence[Span]) -> bool:
 
 
 def word_labels(
-    summaries: Mapping[Hashable, tuple[str, Mapping[str, Sequence[Span]]]],
-) -> dict[tuple[Hashable, int], dict[str, str]]:
+    summaries: Mapping[Key, tuple[str, Mapping[str, Sequence[Span]]]],
+) -> dict[tuple[Key, int], dict[str, str]]:
     """(summary, word index) -> annotator -> hallucinated/faithful, from each annotator's spans."""
-    labelled: dict[tuple[Hashable, int], dict[str, str]] = {}
+    labelled: dict[tuple[Key, int], dict[str, str]] = {}
     for summary, (text, by_annotator) in summaries.items():
         for index, word in enumerate(word_offsets(text)):
             labelled[(summary, index)] = {
@@ -48,8 +50,8 @@ def word_labels(
 
 
 def summary_labels(
-    summaries: Mapping[Hashable, tuple[str, Mapping[str, Sequence[Span]]]],
-) -> dict[Hashable, dict[str, str]]:
+    summaries: Mapping[Key, tuple[str, Mapping[str, Sequence[Span]]]],
+) -> dict[Key, dict[str, str]]:
     return {
         summary: {annotator: ANY_SPAN if spans else NO_SPAN for annotator, spans in by_annotator.items()}
         for summary, (_, by_annotator) in summaries.items()
@@ -91,7 +93,7 @@ class ThresholdScore:
     false_negatives: int
     true_negatives: int
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, float | None]:
         return {
             "threshold": self.threshold,
             "precision": self.precision,
@@ -129,9 +131,9 @@ def highlighter_scores(
         for position, character in enumerate(summary.text):
             if character.isspace():
                 continue
-            similarity = lowest[position]
+            lowest_here = lowest[position]
             for threshold in thresholds:
-                flagged = similarity is not None and similarity < threshold
+                flagged = lowest_here is not None and lowest_here < threshold
                 cell = (0 if flagged else 2) if truth[position] else (1 if flagged else 3)
                 counts[threshold][cell] += 1
     scores = []

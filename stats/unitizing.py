@@ -29,6 +29,7 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -109,13 +110,12 @@ def _checked(summary: Hashable, annotator: Hashable, span: Sequence[object], len
     if len(span) not in (2, 3) or (typed and len(span) != 3):
         raise ValueError(f"{where}: a span is (start, end){' and a type' if typed else ''}")
     start, end = span[0], span[1]
-    for offset in (start, end):
-        if isinstance(offset, bool) or not isinstance(offset, int):
-            raise ValueError(f"{where}: offsets must be whole numbers")
-    if not 0 <= start < end <= length:  # type: ignore[operator]
+    if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
+        raise ValueError(f"{where}: offsets must be whole numbers")
+    if not 0 <= start < end <= length:
         raise ValueError(f"{where}: needs 0 <= start < end <= {length} (the summary's length)")
     category = str(span[2]) if typed else UNTYPED
-    return start, end, category  # type: ignore[return-value]
+    return start, end, category
 
 
 def merged_units(spans: Iterable[Span]) -> list[Span]:
@@ -265,14 +265,14 @@ def _alpha_rows(data: UnitizedData, weights: np.ndarray) -> list[UnitizingAlpha]
     length = weights @ data.lengths
     results = []
     for r in range(rows):
-        base = {"typed": data.typed, "observers": data.observers, "n_dropped": len(data.dropped)}
+        base: dict[str, Any] = {"typed": data.typed, "observers": data.observers, "n_dropped": len(data.dropped)}
         if n_items[r] == 0:
             reason = "no summary has two or more annotators" if data.observers < 2 else "no summary to compare"
-            results.append(UnitizingAlpha(None, n_items=0, length=0, reason=reason, **base))  # type: ignore[arg-type]
+            results.append(UnitizingAlpha(None, n_items=0, length=0, reason=reason, **base))
             continue
         base |= {"n_items": round(n_items[r]), "length": round(length[r])}
         if length[r] == 0:
-            results.append(UnitizingAlpha(None, reason="the summaries are empty", **base))  # type: ignore[arg-type]
+            results.append(UnitizingAlpha(None, reason="the summaries are empty", **base))
             continue
         categories = []
         observed_sum = expected_sum = 0.0
@@ -289,7 +289,7 @@ def _alpha_rows(data: UnitizedData, weights: np.ndarray) -> list[UnitizingAlpha]
             )
         if expected_sum <= 0 or not math.isfinite(expected_sum):
             reason = "nobody marked any span, so there is nothing to agree or disagree on"
-            results.append(UnitizingAlpha(None, categories=tuple(categories), reason=reason, **base))  # type: ignore[arg-type]
+            results.append(UnitizingAlpha(None, categories=tuple(categories), reason=reason, **base))
             continue
         results.append(
             UnitizingAlpha(
@@ -297,7 +297,7 @@ def _alpha_rows(data: UnitizedData, weights: np.ndarray) -> list[UnitizingAlpha]
                 observed_disagreement=float(observed_sum),
                 expected_disagreement=float(expected_sum),
                 categories=tuple(categories),
-                **base,  # type: ignore[arg-type]
+                **base,
             )
         )
     return results
@@ -422,7 +422,7 @@ def metric_span_agreement(
         {key: (text, {**marked, machine: metric_spans[key]}) for key, (text, marked) in used.items()}
     )
 
-    def compare(name: Hashable, references: dict[Hashable, tuple[str, Sequence[Span]]]) -> RaterComparison:
+    def compare(name: Hashable, references: Mapping[Hashable, tuple[str, Sequence[Span]]]) -> RaterComparison:
         pairs = {key: (text, {machine: metric_spans[key], name: spans}) for key, (text, spans) in references.items()}
         n, share = _character_agreement([(text, metric_spans[key], spans) for key, (text, spans) in references.items()])
         return RaterComparison(str(name), n, share, unitizing_alpha(pairs))

@@ -5,7 +5,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
@@ -26,6 +26,22 @@ def _storable(value: str) -> None:
     problem = text_problem(value)
     if problem is not None:
         raise forms.ValidationError(f"The text {problem}; remove it.", code="unstorable")
+
+
+def choice_field(form: forms.BaseForm, name: str) -> forms.ChoiceField:
+    """The form's field `name`, a choice field (`form.fields` says only Field)."""
+    field = form.fields[name]
+    if not isinstance(field, forms.ChoiceField):
+        raise TypeError(f"the field {name!r} is no choice field")
+    return field
+
+
+def model_choice_field(form: forms.BaseForm, name: str) -> forms.ModelChoiceField[Any]:
+    """The form's field `name`, a choice of model instances (`form.fields` says only Field)."""
+    field = form.fields[name]
+    if not isinstance(field, forms.ModelChoiceField):
+        raise TypeError(f"the field {name!r} is no model choice field")
+    return field
 
 
 class TextField(forms.CharField):
@@ -63,8 +79,8 @@ def study_spec_parse(
     data: Mapping[str, Any],
     *,
     dataset: Dataset,
-    annotators: Sequence[AbstractUser],
-    created_by: AbstractUser | None,
+    annotators: Sequence[User],
+    created_by: User | None,
     guidelines: Mapping[str, str],
 ) -> StudySpec:
     """The StudySpec of the fields the web form and the API share (the API's StudyCreateInput)."""
@@ -159,16 +175,18 @@ class StudyCreateForm(forms.Form):
 
     def __init__(self, *args: Any, options: SelectionOptions | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        annotators = self.fields["annotators"]
+        annotators = model_choice_field(self, "annotators")
         annotators.queryset = get_user_model().objects.all()
         annotators.widget.choices = [(user.pk, str(user)) for user in annotator_accounts()]
         if options is not None:
-            self.fields["human_score"].choices = [("", "—")] + [
+            choice_field(self, "human_score").choices = [("", "—")] + [
                 (name, f"{name} ({count} summaries)") for name, count in options.human_scores
             ]
             self.fields["human_score"].initial = options.primary_human_score
-            self.fields["metrics"].choices = [(value, f"{shown} ({count})") for value, shown, count in options.metrics]
-            self.fields["tasks"].choices = [(key, self._task_label(key, options)) for key in STUDY_TASKS]
+            choice_field(self, "metrics").choices = [
+                (value, f"{shown} ({count})") for value, shown, count in options.metrics
+            ]
+            choice_field(self, "tasks").choices = [(key, self._task_label(key, options)) for key in STUDY_TASKS]
         for key in STUDY_TASKS:
             self.fields[f"guidelines_{key}"] = TextField(
                 required=False,
@@ -188,7 +206,7 @@ class StudyCreateForm(forms.Form):
             return f"{task.name} — {options.references} reference summaries"
         return f"{task.name} — {task.description}"
 
-    def spec(self, *, created_by: AbstractUser | None) -> StudySpec:
+    def spec(self, *, created_by: User | None) -> StudySpec:
         """The parsed study (after is_valid)."""
         data = self.cleaned_data
         guidelines = {
@@ -233,15 +251,20 @@ class AnnotatorsAddForm(forms.Form):
 
     def __init__(self, *args: Any, exclude: Any = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["annotators"].queryset = annotator_accounts().exclude(pk__in=exclude)
+        model_choice_field(self, "annotators").queryset = annotator_accounts().exclude(pk__in=exclude)
 
 
 class GuidelinesForm(forms.Form):
     text = TextField(required=False, widget=forms.Textarea(attrs={"rows": 10}), label="Guidelines")
 
 
+class SummaryChoiceField(forms.ModelChoiceField):  # bare: Django 5.2 does not subscript it at run time
+    def label_from_instance(self, obj: Summary) -> str:
+        return f"{obj.document} / {obj.system}: {obj.text[:90]}"
+
+
 class ExampleCreateForm(forms.Form):
-    summary = forms.ModelChoiceField(queryset=Summary.objects.none(), label="Summary to annotate as an example")
+    summary = SummaryChoiceField(queryset=Summary.objects.none(), label="Summary to annotate as an example")
     error_type = forms.ChoiceField(
         required=False,
         choices=[("", "—")] + [(value, BUMP_TYPE_NAMES[value].capitalize()) for value in BUMP_ERROR_TYPES],
@@ -255,8 +278,7 @@ class ExampleCreateForm(forms.Form):
 
     def __init__(self, *args: Any, summaries: QuerySet[Summary], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["summary"].queryset = summaries
-        self.fields["summary"].label_from_instance = lambda s: f"{s.document} / {s.system}: {s.text[:90]}"
+        model_choice_field(self, "summary").queryset = summaries
 
 
 class ImportUploadForm(forms.Form):
@@ -270,4 +292,4 @@ class ImportUploadForm(forms.Form):
         from corpus.importers import FORMATS
 
         super().__init__(*args, **kwargs)
-        self.fields["format"].choices = [(name, name) for name in sorted(FORMATS)]
+        choice_field(self, "format").choices = [(name, name) for name in sorted(FORMATS)]

@@ -25,7 +25,8 @@ class ImportJobOutput(serializers.Serializer):
     status = serializers.ChoiceField(choices=ImportJob.Status.choices)
     lines_done = serializers.IntegerField(help_text="lines read and checked so far")
     lines_total = serializers.IntegerField(allow_null=True, help_text="lines of the file (JSON lines only)")
-    errors = ImportErrorOutput(many=True, help_text="why a failed import stopped: file, line and field")
+    # A field named like Serializer.errors: DRF keeps declared fields apart (_declared_fields), so the name is free.
+    errors = ImportErrorOutput(many=True, help_text="why a failed import stopped: file, line and field")  # type: ignore[assignment]
     report = serializers.ListField(child=serializers.CharField(), help_text="what a finished import wrote")
     dataset = serializers.IntegerField(source="dataset_id", allow_null=True)
     created_at = serializers.DateTimeField()

@@ -260,3 +260,16 @@ def test_it_refuses_hostile_text_in_the_published_formats_naming_file_and_field(
         parse("maynez", maynez)
     assert raised.value.field is not None and raised.value.field.endswith("annotator")
     assert "NUL" in str(raised.value)
+
+
+def test_it_answers_hostile_json_sent_as_plain_text_with_the_400_page(task_study: Study, alice: AbstractUser) -> None:
+    """A body that is not valid JSON under another content type gets the app's 400 page (json_body's answer),
+    not the answer of a view that went on with that page as the parsed body (a JSON 400 about something else)."""
+    bump = item_of(task_study, alice, "bump")
+    client = client_for(alice)
+    before = database_state()
+    for name in ("annotate_submit", "annotate_draft", "annotate_skip"):
+        answer = client.post(reverse(name, args=[bump.pk]), '{"draft": {"seconds": 1e999}}', content_type="text/plain")
+        assert answer.status_code == 400, (name, answer.status_code)
+        assert answer["Content-Type"].startswith("text/html"), name
+    assert changed_tables(before, database_state()) == []

@@ -10,10 +10,10 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db.models import Count, F, FilteredRelation, FloatField, Max, Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
@@ -119,7 +119,9 @@ def submitted_judgements(
 
 # --- labels per unit --------------------------------------------------------------------------------
 
-Labelled = dict[Hashable, dict[str, str]]
+# unit -> annotator -> label. A unit is an item id, or (item id, unit index) for units inside an item: the
+# key is Any so that the builders' own key types (int, tuple[int, int]) fit without copying.
+Labelled = dict[Any, dict[str, str]]
 
 
 def _label_rows(study_task: StudyTask, judgements: str = ACCEPTED) -> QuerySet[Judgement, tuple[int, int, str, str]]:
@@ -197,7 +199,9 @@ def span_markings(*, study_task: StudyTask, judgements: str = ACCEPTED) -> dict[
         .filter(start__isnull=False, end__isnull=False)
         .values_list("assignment__item_id", "assignment__annotator__username", "start", "end")
     )
-    for item_id, annotator, start, end in spans.iterator(chunk_size=10000):
+    # start and end are filtered non-null.
+    rows = cast("Iterator[tuple[int, str, int, int]]", spans.iterator(chunk_size=10000))
+    for item_id, annotator, start, end in rows:
         items[item_id].spans[annotator].append((start, end))
     return items
 
@@ -220,8 +224,9 @@ def task_labels(
         markings = {
             item: (m.text, m.spans) for item, m in span_markings(study_task=study_task, judgements=judgements).items()
         }
-        builders = {"word": word_labels, "summary": summary_labels}
-        return task, {unit: dict(builders[unit](markings)) for unit in units}  # type: ignore[operator]
+        return task, {
+            unit: dict(word_labels(markings)) if unit == "word" else dict(summary_labels(markings)) for unit in units
+        }
     label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else None
     return task, {"unit": unit_labels(study_task=study_task, label_map=label_map, judgements=judgements)}
 
@@ -320,6 +325,7 @@ def _item_rows(task: TaskDefinition, labelled: Labelled, limit: int) -> tuple[li
     items = item_agreements(labelled, task.numeric if task.ordinal else None)
     shared = [row for row in items if sum(label is not None for label in row.labels.values()) >= 2]
     rows = [
+        # Unit keys are item ids, or (item id, unit index) tuples.
         ItemRow(row.item[0], row.item[1], row) if isinstance(row.item, tuple) else ItemRow(row.item, None, row)  # type: ignore[arg-type]
         for row in shared[:limit]
     ]
@@ -335,7 +341,8 @@ def _with_summaries_and_unit_texts(rows: list[ItemRow]) -> list[ItemRow]:
     found = Judgement.objects.filter(assignment__item__in=items).values_list(
         "assignment__item_id", "assignment__item__summary_id", "unit_index", "unit_text"
     )
-    summaries, texts = {}, {}
+    summaries = {}
+    texts: dict[tuple[int, int | None], str] = {}
     for item_id, summary_id, unit_index, unit_text in found.order_by():
         summaries[item_id] = summary_id
         texts[(item_id, unit_index)] = unit_text
@@ -545,7 +552,8 @@ def metric_values(*, dataset: Dataset, name: str, summary_ids: Iterable[int] | N
     if summary_ids is not None:
         summaries = summaries.filter(pk__in=list(summary_ids))
     scored = summaries_with_metric_score(summaries, dataset=dataset, name=name, alias="value")
-    return dict(scored.filter(value_row__isnull=False).values_list("pk", "value"))
+    # value_row and value are the aliases summaries_with_metric_score adds, which django-stubs cannot follow.
+    return dict(scored.filter(value_row__isnull=False).values_list("pk", "value"))  # type: ignore[misc]
 
 
 def summaries_with_metric_score(
@@ -675,6 +683,7 @@ def score_pairs(*, dataset: Dataset, metric: str, human: str, limit: int = 3000)
     titles = dict(Summary.objects.filter(pk__in=ids).values_list("pk", "document__external_id").order_by())
     systems = dict(dataset_summaries(dataset=dataset))
     return ScorePairs(
+        # ids holds only the summaries with both scores.
         [float(metric_scores[i]) for i in ids],  # type: ignore[arg-type]
         [human_scores[i] for i in ids],
         [f"{titles[i]} / {systems[i]}" for i in ids],
@@ -732,7 +741,7 @@ def study_enhanced_scores(
     return dict(scores)
 
 
-def enhanced_studies(*, dataset: Dataset, user: AbstractUser | None) -> list[tuple[Study, list[str]]]:
+def enhanced_studies(*, dataset: Dataset, user: User | None) -> list[tuple[Study, list[str]]]:
     """The dataset's annotation studies the user may read with tasks that give human-enhanced scores, and
     those tasks."""
     tasks: dict[int, list[str]] = defaultdict(list)
@@ -834,7 +843,7 @@ def dataset_meta_evaluation(
 
 
 def highlight_summaries(
-    *, dataset: Dataset, user: AbstractUser | None, task: str = "hallucination_spans"
+    *, dataset: Dataset, user: User | None, task: str = "hallucination_spans"
 ) -> list[HighlightSummary]:
     """Summaries with both a BERTScore explanation (newest configuration) and human span markings from the
     studies the user may read."""
@@ -870,7 +879,7 @@ def highlight_summaries(
     ]
 
 
-def dataset_highlighter(*, dataset: Dataset, user: AbstractUser | None) -> list[dict[str, object]]:
+def dataset_highlighter(*, dataset: Dataset, user: User | None) -> list[dict[str, float | None]]:
     return [score.as_dict() for score in highlighter_scores(highlight_summaries(dataset=dataset, user=user))]
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
@@ -111,6 +111,7 @@ def item_groups(*, study_task: StudyTask, by: str) -> dict[int, str]:
 
 def _item_of(unit: Hashable) -> int:
     """Units are (item id, unit or word index), or the item id itself (span tasks per summary)."""
+    # Unit keys are item ids, or tuples that start with one (see the docstring).
     return unit[0] if isinstance(unit, tuple) else unit  # type: ignore[return-value]
 
 
@@ -142,9 +143,9 @@ def _ratings(
     if numeric_level or numeric_weights:
         ratings = _numeric_values(task, labelled, spec.level if numeric_level else f"{spec.weights} weights")
         numbers = sorted({choice.numeric for choice in task.choices if choice.numeric is not None})
-        return ratings, numbers  # type: ignore[return-value]
-    ratings = {unit: list(labels.values()) for unit, labels in labelled.items()}
-    return ratings, _categories(task, labelled, span_unit, dont_know_as_incorrect)  # type: ignore[return-value]
+        return ratings, numbers
+    labels_by_unit = {unit: list(labels.values()) for unit, labels in labelled.items()}
+    return labels_by_unit, _categories(task, labelled, span_unit, dont_know_as_incorrect)
 
 
 def typed_span_markings(
@@ -161,7 +162,9 @@ def typed_span_markings(
         .filter(start__isnull=False, end__isnull=False)
         .values_list("assignment__item_id", "assignment__annotator__username", "start", "end", "label")
     )
-    for item_id, annotator, start, end, label in spans.iterator(chunk_size=10000):
+    # start and end are filtered non-null.
+    rows = cast("Iterator[tuple[int, str, int, int, str]]", spans.iterator(chunk_size=10000))
+    for item_id, annotator, start, end, label in rows:
         items[item_id][1][annotator].append((start, end, label))
     return items
 
@@ -265,11 +268,14 @@ def agreement_analysis(
     return data
 
 
+Key = TypeVar("Key", bound=Hashable)  # an item's key (its id)
+
+
 def _group_intervals(
-    data: dict[str, Any], entries: Mapping[Hashable, Any], group_of: Mapping[Hashable, str], interval: Any
+    data: dict[str, Any], entries: Mapping[Key, Any], group_of: Mapping[Key, str], interval: Any
 ) -> None:
     """Each group's bootstrap interval (its own items resampled), added to its row of `data["groups"]`."""
-    members: dict[str, dict[Hashable, Any]] = {}
+    members: dict[str, dict[Key, Any]] = {}
     for key, value in entries.items():
         members.setdefault(group_of[key], {})[key] = value
     for row in data["groups"]:
@@ -288,6 +294,7 @@ def _alpha_u(
     summaries = typed_span_markings(study_task=study_task, judgements=judgements)
     try:
         if groups is None:
+            # Mapping's key type is invariant: these int-keyed dicts are what the Hashable-keyed parameters read.
             data = unitizing.unitizing_alpha(summaries, typed=typed).as_dict()  # type: ignore[arg-type]
             if bootstrap > 0:
                 data["interval"] = unitizing.unitizing_alpha_interval(
@@ -298,6 +305,7 @@ def _alpha_u(
                 ).as_dict()
             return data
         grouped = {item: marked for item, marked in summaries.items() if item in groups}
+        # Mapping's key type is invariant: these int-keyed dicts are what the Hashable-keyed parameters read.
         result = unitizing.unitizing_alpha_by_group(grouped, groups, typed=typed)  # type: ignore[arg-type]
         data = {"by": by, **result.as_dict(), "n_ungrouped": len(summaries) - len(grouped)}
         if bootstrap > 0:
@@ -396,6 +404,7 @@ def metric_rater_analysis(
             raise AnalysisError("on span tasks give BERTScore's similarity threshold; it is not tuned")
         if aggregation != MAJORITY:
             raise AnalysisError("span tasks compare spans with each annotator's spans; aggregation applies to labels")
+        # Span tasks give every metric its thresholds (checked above), so no entry of per_metric is None.
         return _span_metric_raters(study_task, dataset, summary_of, metrics, per_metric, judgements)  # type: ignore[arg-type]
     if coefficient == ALPHA_U:
         raise AnalysisError(f"alpha_u compares character spans; task {task.key!r} has labels, not spans")
@@ -525,13 +534,13 @@ def _numbered(
         if categories is not None:
             seen = {label for labels in labelled.values() for label in labels.values()}
             categories += sorted(seen - set(categories))
-        return labelled, binned, categories, dict(reference)  # type: ignore[return-value]
+        return labelled, binned, categories, dict(reference)
     as_number = {
         unit: {name: task.numeric(label) for name, label in labels.items()} for unit, labels in labelled.items()
     }
     numbers = sorted({choice.numeric for choice in task.choices if choice.numeric is not None})
     numbered_reference = {unit: None if label is None else task.numeric(label) for unit, label in reference.items()}
-    return as_number, {unit: task.numeric(label) for unit, label in binned.items()}, numbers, numbered_reference  # type: ignore[return-value]
+    return as_number, {unit: task.numeric(label) for unit, label in binned.items()}, numbers, numbered_reference
 
 
 def _span_metric_raters(
@@ -557,6 +566,7 @@ def _span_metric_raters(
         flagged = bertscore_spans(dataset=dataset, summary_ids=set(summary_of.values()), threshold=cuts[0])
         by_item = {item: flagged[summary_of[item]] for item in summaries if summary_of.get(item) in flagged}
         try:
+            # Mapping's key type is invariant: these int-keyed dicts are what the Hashable-keyed parameters read.
             result = unitizing.metric_span_agreement(summaries, by_item, metric=name)  # type: ignore[arg-type]
         except ValueError as exc:
             raise AnalysisError(f"metric {name!r}: {exc}") from exc

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.db.models import Count, Exists, F, FloatField, Max, OuterRef, Q, QuerySet
-from django.db.models.expressions import ExpressionWrapper, RawSQL
+from django.db.models.expressions import ExpressionWrapper, OrderBy, RawSQL
 
 from analysis.selectors.analysis import (
     AnalysisError,
@@ -97,7 +97,7 @@ class BrowseQuery:
         return bool(self.metric and self.human)
 
 
-def _units_sql(summary_condition: str, dataset: Dataset, user: AbstractUser | None) -> tuple[str, tuple[Any, ...]]:
+def _units_sql(summary_condition: str, dataset: Dataset, user: User | None) -> tuple[str, tuple[Any, ...]]:
     span_tasks = ", ".join(["%s"] * len(SPAN_TASKS))
     studies, study_params = studies_readable(user=user).filter(dataset=dataset).values("pk").query.sql_with_params()
     status = Assignment.Status.SUBMITTED
@@ -109,14 +109,14 @@ def _units_sql(summary_condition: str, dataset: Dataset, user: AbstractUser | No
     return sql, (status, *SPAN_TASKS, *study_params, status, *SPAN_TASKS, *study_params)
 
 
-def disagreement_expression(*, dataset: Dataset, user: AbstractUser | None) -> RawSQL:
+def disagreement_expression(*, dataset: Dataset, user: User | None) -> RawSQL:
     """The disagreement of the summary in the row (for the rows a page shows), over the judgements of the
     dataset's studies the user may read."""
     units, params = _units_sql("i.summary_id = annotations_summary.id AND", dataset, user)
     return RawSQL(f"SELECT {_SHARE_SQL} FROM ({units}) units", params, output_field=FloatField())
 
 
-def summaries_disagreeing_at_least(share: float, *, dataset: Dataset, user: AbstractUser | None) -> RawSQL:
+def summaries_disagreeing_at_least(share: float, *, dataset: Dataset, user: User | None) -> RawSQL:
     """The ids of the summaries whose disagreement (over the studies the user may read) is at least `share`,
     grouped in one pass over the judgements (the per-row expression would run once for every judged
     summary of the dataset)."""
@@ -170,14 +170,14 @@ def browse_query_parse(params: Mapping[str, str]) -> BrowseQuery:
     )
 
 
-def summaries_browse(*, dataset: Dataset, params: Mapping[str, str], user: AbstractUser | None) -> QuerySet[Summary]:
+def summaries_browse(*, dataset: Dataset, params: Mapping[str, str], user: User | None) -> QuerySet[Summary]:
     """The dataset's summaries matching `params`, sorted, each annotated with `metric_value`, `human_value`,
     `gap` (metric minus human) when those scores are chosen, and `disagreement` (0-1, null when no unit was
     judged by two annotators in a study the user may read)."""
     return summaries_for_query(dataset=dataset, query=browse_query_parse(params), user=user)
 
 
-def summaries_for_query(*, dataset: Dataset, query: BrowseQuery, user: AbstractUser | None) -> QuerySet[Summary]:
+def summaries_for_query(*, dataset: Dataset, query: BrowseQuery, user: User | None) -> QuerySet[Summary]:
     summaries = Summary.objects.filter(document__dataset=dataset).select_related("document")
     if query.document is not None:
         summaries = summaries.filter(document_id=query.document)
@@ -216,11 +216,11 @@ def summaries_for_query(*, dataset: Dataset, query: BrowseQuery, user: AbstractU
     return summaries.order_by(*_ordering(query.sort))
 
 
-def _ordering(sort: str) -> list[object]:
+def _ordering(sort: str) -> list[str | OrderBy]:
     descending = sort.startswith("-")
     key = sort.removeprefix("-")
     if key == "document":
-        fields = ["document__external_id", "external_id"]
+        fields: list[str | OrderBy] = ["document__external_id", "external_id"]
         return [f"-{name}" for name in fields] if descending else fields
     if key == "system":
         return [F("system").desc() if descending else F("system").asc(), "document__external_id", "external_id"]
@@ -240,13 +240,14 @@ class BrowseFacets:
     has_judgements: bool = False  # submitted work in a study the user may read
 
 
-def browse_facets(*, dataset: Dataset, user: AbstractUser | None) -> BrowseFacets:
+def browse_facets(*, dataset: Dataset, user: User | None) -> BrowseFacets:
     """The filter choices, cached: listing the score names scans every score of the dataset (a third of a
     second at 100,000 summaries), and they change only when data is added. The key holds the newest row id
     of each table they come from; the timeout bounds how long a deletion can go unnoticed. Whether there
     are judgements depends on who asks (the studies they may read), so that one is not cached."""
     key = f"browse-facets:{dataset.pk}:" + ":".join(str(newest) for newest in _newest_ids())
-    facets = cache.get_or_set(key, lambda: _browse_facets(dataset), FACETS_CACHE_SECONDS)
+    # The cached facets, or those just computed and cached.
+    facets = cast(BrowseFacets, cache.get_or_set(key, lambda: _browse_facets(dataset), FACETS_CACHE_SECONDS))
     judged = Assignment.objects.filter(
         item__study_task__study__in=studies_readable(user=user).filter(dataset=dataset),
         status=Assignment.Status.SUBMITTED,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 
 from analysis.selectors.analysis import (
     enhanced_studies,
@@ -251,9 +251,7 @@ SCORE_COLUMN_PREFIXES = ("human:", "metric:", "enhanced:")
 SUMMARY_CHUNK = 2000
 
 
-def _enhanced_columns(
-    dataset: Dataset, study: Study | None, user: AbstractUser | None
-) -> list[tuple[Study, str, str, str]]:
+def _enhanced_columns(dataset: Dataset, study: Study | None, user: User | None) -> list[tuple[Study, str, str, str]]:
     """(study, task, aggregation, column) for every human-enhanced score the table carries: the study's,
     or those of every study of the dataset the user may read."""
     columns = []
@@ -265,7 +263,7 @@ def _enhanced_columns(
     return columns
 
 
-def summary_table_fields(*, dataset: Dataset, user: AbstractUser | None, study: Study | None = None) -> list[str]:
+def summary_table_fields(*, dataset: Dataset, user: User | None, study: Study | None = None) -> list[str]:
     return [
         *SUMMARY_FIELDS,
         *(f"human:{name}" for name in human_names(dataset=dataset)),
@@ -275,7 +273,7 @@ def summary_table_fields(*, dataset: Dataset, user: AbstractUser | None, study: 
 
 
 def summary_table_rows(
-    *, dataset: Dataset, user: AbstractUser | None, study: Study | None = None, judgements: str = ACCEPTED
+    *, dataset: Dataset, user: User | None, study: Study | None = None, judgements: str = ACCEPTED
 ) -> Iterator[dict[str, Any]]:
     """One row per summary (of the study's items, or of the whole dataset): every metric score, imported
     or computed, every human score and the human-enhanced scores of the studies the user may read (`None`:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 
 from analysis.selectors.analysis import labels_table
 from corpus.models import Document, HumanScore, MetricScore, Summary
@@ -111,7 +111,8 @@ def _answer(answer: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _qags_data(summary: Summary, payload: Mapping[str, Any], score: float | None) -> dict[str, Any]:
-    kept, dropped = [], []
+    kept: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
     for number, question in enumerate(payload.get("questions", []), start=1):
         summary_answer, source_answer = _answer(question.get("summary_answer")), _answer(question.get("source_answer"))
         row = {
@@ -276,7 +277,7 @@ class HumanSpans:
     spans: list[dict[str, Any]]  # who, start, end, text, label
 
 
-def _visible_assignments(summary: Summary, user: AbstractUser) -> list[tuple[Any, ...]]:
+def _visible_assignments(summary: Summary, user: User) -> list[tuple[Any, ...]]:
     """Submitted assignments on the summary in the studies the user may read (imported ones included)."""
     return list(
         Assignment.objects.filter(
@@ -297,7 +298,7 @@ def _visible_assignments(summary: Summary, user: AbstractUser) -> list[tuple[Any
     )
 
 
-def _judgements(summary: Summary, user: AbstractUser) -> tuple[list[JudgementTable], HumanSpans]:
+def _judgements(summary: Summary, user: User) -> tuple[list[JudgementTable], HumanSpans]:
     assignments = _visible_assignments(summary, user)
     by_assignment: dict[int, list[tuple[int, str, str, int | None, int | None]]] = defaultdict(list)
     judgements = (
@@ -306,6 +307,7 @@ def _judgements(summary: Summary, user: AbstractUser) -> tuple[list[JudgementTab
         .values_list("assignment_id", "unit_index", "unit_text", "label", "start", "end")
     )
     for assignment_id, *rest in judgements:
+        # The rest of each row is (unit_index, unit_text, label, start, end), as values_list names them.
         by_assignment[assignment_id].append(tuple(rest))  # type: ignore[arg-type]
 
     items: dict[int, list[tuple[Any, ...]]] = defaultdict(list)
@@ -334,7 +336,11 @@ def _judgements(summary: Summary, user: AbstractUser) -> tuple[list[JudgementTab
         if task.spans:
             for row in rows:
                 who = f"{row[1]} ({study_name})"
-                marked = [(start, end) for _, _, _, start, end in by_assignment[row[0]] if start is not None]
+                marked = [
+                    (start, end)
+                    for _, _, _, start, end in by_assignment[row[0]]
+                    if start is not None and end is not None
+                ]
                 span_marks[who] = marked
                 spans += [
                     {"who": who, "start": start, "end": end, "text": summary.text[start:end], "label": label}
@@ -457,7 +463,7 @@ def _score_rows(summary: Summary, explanations: Sequence[ExplanationView]) -> li
     return rows
 
 
-def summary_inspection(*, summary_id: int, user: AbstractUser) -> SummaryInspection:
+def summary_inspection(*, summary_id: int, user: User) -> SummaryInspection:
     """Everything the inspector shows of one summary. Raises Summary.DoesNotExist for an unknown id."""
     summary = Summary.objects.select_related("document__dataset").get(pk=summary_id)
     explanations = _explanation_views(summary)
@@ -519,7 +525,7 @@ class SummaryComparison:
         return sorted([own, *self.a.siblings], key=lambda s: (not s.is_reference, s.system, s.external_id))
 
 
-def summary_comparison(*, a_id: int, b_id: int, user: AbstractUser) -> SummaryComparison:
+def summary_comparison(*, a_id: int, b_id: int, user: User) -> SummaryComparison:
     """Two summaries of one document with their panels lined up by metric. Raises Summary.DoesNotExist
     for an unknown id and InspectionError when the summaries belong to different documents."""
     a = summary_inspection(summary_id=a_id, user=user)

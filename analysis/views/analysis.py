@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
@@ -16,6 +16,7 @@ from analysis.selectors import analysis_groups
 from analysis.views.browse import dataset_or_404
 from analysis.views.downloads import judgements_download, summaries_download
 from common.exports import EXPORT_FORMATS
+from common.roles import signed_in_user
 from common.validation import InputError, finite_number
 from common.views import researcher_required
 from corpus.models import Dataset
@@ -37,7 +38,7 @@ PAGE_BOOTSTRAP = 200
 
 
 def _visible_study(request: HttpRequest, study_id: int) -> Study:
-    return get_object_or_404(studies_for_user(user=request.user), pk=study_id)
+    return get_object_or_404(studies_for_user(user=signed_in_user(request)), pk=study_id)
 
 
 def _choice(request: HttpRequest, key: str, allowed: list[str] | tuple[str, ...], default: str | None) -> str | None:
@@ -217,7 +218,7 @@ def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
     if selectors.dataset_pairs(dataset=dataset):
         context["metaeval"] = _metaeval_rows(dataset)
     try:
-        highlighter = selectors.dataset_highlighter(dataset=dataset, user=request.user)
+        highlighter = selectors.dataset_highlighter(dataset=dataset, user=signed_in_user(request))
     except selectors.AnalysisError as exc:
         context["highlighter_missing"] = str(exc)
     else:
@@ -351,19 +352,19 @@ def analysis_item(request: HttpRequest, item_id: int) -> HttpResponse:
 
 @researcher_required
 @require_GET
-def dataset_summaries_export(request: HttpRequest, dataset_id: int, format_name: str) -> HttpResponse:
+def dataset_summaries_export(request: HttpRequest, dataset_id: int, format_name: str) -> StreamingHttpResponse:
     dataset = dataset_or_404(dataset_id)
-    return summaries_download(dataset=dataset, study=None, user=request.user, format_name=format_name)
+    return summaries_download(dataset=dataset, study=None, user=signed_in_user(request), format_name=format_name)
 
 
 @researcher_required
 @require_GET
-def study_summaries_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
+def study_summaries_export(request: HttpRequest, study_id: int, format_name: str) -> StreamingHttpResponse:
     study = _visible_study(request, study_id)
     return summaries_download(
         dataset=study.dataset,
         study=study,
-        user=request.user,
+        user=signed_in_user(request),
         format_name=format_name,
         judgements=judgement_set_from(request.GET.get("judgements")),
     )
@@ -371,7 +372,7 @@ def study_summaries_export(request: HttpRequest, study_id: int, format_name: str
 
 @researcher_required
 @require_GET
-def dataset_judgements_export(request: HttpRequest, dataset_id: int, format_name: str) -> HttpResponse:
+def dataset_judgements_export(request: HttpRequest, dataset_id: int, format_name: str) -> StreamingHttpResponse:
     """The dataset's imported judgements (crowd labels), in the same layout as a study's."""
     try:
         study = dataset_imported_study(dataset_id=dataset_id)

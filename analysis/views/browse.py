@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from analysis.selectors.browse import PARAMETERS, SORTS, browse_facets, summaries_browse
+from common.roles import signed_in_user
 from common.validation import InputError, page_size
 from common.views import researcher_required
 from corpus.models import Dataset
@@ -60,7 +61,7 @@ def dataset_summaries(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = dataset_or_404(dataset_id)
     context: dict[str, Any] = {
         "dataset": dataset,
-        "facets": browse_facets(dataset=dataset, user=request.user),
+        "facets": browse_facets(dataset=dataset, user=signed_in_user(request)),
         "params": {name: request.GET.get(name, "") for name in PARAMETERS},
         "chosen_systems": request.GET.getlist("system"),
         "sorts": SORTS,
@@ -68,7 +69,7 @@ def dataset_summaries(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "sort_query": _query_without(request, "page", "sort"),
     }
     try:
-        summaries = summaries_browse(dataset=dataset, params=request.GET, user=request.user)
+        summaries = summaries_browse(dataset=dataset, params=request.GET, user=signed_in_user(request))
         context["page"] = _page(request, summaries)
         # Evaluate here, so a database error in a filter surfaces as this page's error rather than mid-render.
         context["rows"] = list(context["page"].object_list)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractUser
-from django.http import HttpResponse
+from django.contrib.auth.models import User
+from django.http import StreamingHttpResponse
 
 from analysis.selectors import exports as export_selectors
 from common.views import export_response
@@ -22,8 +22,8 @@ def _suffix(judgements: str) -> str:
 
 
 def summaries_download(
-    *, dataset: Dataset, study: Study | None, user: AbstractUser, format_name: str, judgements: str = ACCEPTED
-) -> HttpResponse:
+    *, dataset: Dataset, study: Study | None, user: User, format_name: str, judgements: str = ACCEPTED
+) -> StreamingHttpResponse:
     """One row per summary of the dataset (or of the study's items) with every score the user may see; the
     human-enhanced scores from accepted work unless `judgements` is "all"."""
     rows = export_selectors.summary_table_rows(dataset=dataset, study=study, user=user, judgements=judgements)
@@ -35,7 +35,9 @@ def summaries_download(
     )
 
 
-def judgements_download(*, study: Study, format_name: str, filename: str, judgements: str = ACCEPTED) -> HttpResponse:
+def judgements_download(
+    *, study: Study, format_name: str, filename: str, judgements: str = ACCEPTED
+) -> StreamingHttpResponse:
     """Every judgement of a study (or a dataset's imported judgements) as flat rows: accepted work only
     unless `judgements` is "all" (the file name then ends in -all)."""
     rows = export_selectors.study_judgement_rows(study=study, judgements=judgements)

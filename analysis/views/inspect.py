@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET
 
 from analysis.selectors.inspect import InspectionError, summary_comparison, summary_inspection
 from common.error_pages import error_response
+from common.roles import signed_in_user
 from common.validation import MAX_ID, InputError, bounded_int
 from common.views import researcher_required
 from corpus.models import Summary
@@ -17,7 +18,7 @@ from corpus.models import Summary
 @require_GET
 def summary_inspect(request: HttpRequest, summary_id: int) -> HttpResponse:
     try:
-        inspection = summary_inspection(summary_id=summary_id, user=request.user)
+        inspection = summary_inspection(summary_id=summary_id, user=signed_in_user(request))
     except Summary.DoesNotExist:
         raise Http404("No such summary.") from None
     return render(request, "annotations/inspect/summary.html", {"inspection": inspection})
@@ -37,7 +38,7 @@ def _summary_id(request: HttpRequest, key: str) -> int:
 def summary_compare(request: HttpRequest) -> HttpResponse:
     try:
         a_id, b_id = _summary_id(request, "a"), _summary_id(request, "b")
-        comparison = summary_comparison(a_id=a_id, b_id=b_id, user=request.user)
+        comparison = summary_comparison(a_id=a_id, b_id=b_id, user=signed_in_user(request))
     except (InputError, InspectionError) as exc:
         return error_response(request, 400, f"Cannot compare: {exc}.")
     except Summary.DoesNotExist:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -84,7 +84,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
 
 @researcher_required
 @require_GET
-def study_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
+def study_export(request: HttpRequest, study_id: int, format_name: str) -> StreamingHttpResponse:
     study = visible_study(request, study_id)
     return judgements_download(
         study=study,

@@ -144,7 +144,8 @@ def _summary(data: dict[str, Any], origin: Origin, prefix: str, *, loose: bool) 
         meta=_object(data, "meta", origin, prefix),
         origin=Origin(origin.file, origin.line, prefix.rstrip(".")),
         document_id=_string(data, "document_id", origin, prefix) if loose else None,
-        **scores,
+        human_scores=scores["human_scores"],
+        metric_scores=scores["metric_scores"],
     )
     labels = data.get("labels", [])
     if not isinstance(labels, list):

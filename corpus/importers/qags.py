@@ -72,7 +72,7 @@ def _line(data: Any, origin: Origin) -> tuple[str, list[str], list[list[tuple[st
         given = entry.get("responses")
         if not isinstance(given, list):
             raise origin.error("expected a list of {worker_id, response}", f"{prefix}.responses")
-        pairs = []
+        pairs: list[tuple[str, str]] = []
         for position, response in enumerate(given):
             where = f"{prefix}.responses[{position}]"
             if not isinstance(response, dict):

@@ -118,7 +118,7 @@ class BertScoreResult:
     source_truncated: bool
 
     @property
-    def scores(self) -> dict[str, float]:
+    def scores(self) -> dict[str, float | None]:
         return {"precision": self.precision, "recall": self.recall, "f1": self.f1}
 
     def payload(self) -> dict[str, Any]:

@@ -150,6 +150,7 @@ class TopKEntailmentExplainer:
             entailment: dict[str, float | None] = dict.fromkeys(VARIANTS)
             s2s_best = None
             if computed:
+                assert plan.s2s is not None, "with a model loaded, every plan has its sentence pairs"
                 s2s_values = [probabilities[i].probability for i in plan.s2s]
                 s2s_best = max(range(len(s2s_values)), key=s2s_values.__getitem__)
                 entailment = {
@@ -159,6 +160,7 @@ class TopKEntailmentExplainer:
                 }
                 d2s_truncated = d2s_truncated or probabilities[plan.d2s].premise_truncated
                 for variant in VARIANTS:
+                    # With a model loaded every variant has its probability (set just above), never None.
                     per_variant[variant].append(float(entailment[variant]))  # type: ignore[arg-type]
             sentences.append(
                 {

@@ -86,7 +86,7 @@ class EntityOverlapExplainer:
                 }
             )
         precision = mean(similarities)
-        exact = mean([float(row["exact"]) for row in rows])
+        exact = mean([float(bool(row["exact"])) for row in rows])
         return Explained(
             score=precision,
             scores={"precision": precision, "exact": exact},

@@ -142,6 +142,7 @@ class QagsExplainer:
         generated = iter(
             self.qg.generate(
                 requests,
+                # Configured text (FAITHANNO_QG_FORMAT); generate raises a ValueError naming its formats for any other.
                 input_format=self.config.qg_format,  # type: ignore[arg-type]
                 num_beams=self.config.num_beams,
                 questions_per_answer=self.config.questions_per_candidate,

@@ -135,7 +135,7 @@ class ClozeQagsExplainer:
                     continue
                 for question in questions:
                     self._answer(question, contexts, vectors)
-                extra = {"variant": METRIC, "models": {"sentence": self.embedder.model_id}}
+                extra: dict[str, Any] = {"variant": METRIC, "models": {"sentence": self.embedder.model_id}}
                 extra["threshold"] = self.config.threshold
                 if not questions:
                     row.append(Explained(None, {"f1": None}, {**extra, "questions": []}, NO_CANDIDATES))

@@ -9,14 +9,14 @@ disagreement, human-enhanced scores) may reach a researcher who does not run it.
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.db.models import Count, Q, QuerySet
 
 from common import roles
 from studies.models import Study
 
 
-def studies_for_user(*, user: AbstractUser) -> QuerySet[Study]:
+def studies_for_user(*, user: User) -> QuerySet[Study]:
     """The studies the user runs (admins: every study), with their number of items, newest first."""
     # Meta.ordering does not apply to a query with GROUP BY: the newest first, explicitly.
     studies = (
@@ -31,7 +31,7 @@ def studies_for_user(*, user: AbstractUser) -> QuerySet[Study]:
     return studies.none()
 
 
-def studies_readable(*, user: AbstractUser | None) -> QuerySet[Study]:
+def studies_readable(*, user: User | None) -> QuerySet[Study]:
     """The studies whose judgements the user may read: those they run (admins: all) and every dataset's
     imported judgements; nothing for annotators. `None` is the command line, whose operator reads the
     database anyway: every study.

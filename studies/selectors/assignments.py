@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.db.models import Case, Count, F, IntegerField, Max, Q, QuerySet, Value, When, Window
 from django.db.models.functions import RowNumber
 
@@ -17,7 +17,7 @@ from studies.models import Assignment, Study, StudyExample, StudyItem, StudyTask
 FINISHED = (Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED)
 
 
-def annotator_assignments(*, user: AbstractUser) -> QuerySet[Assignment]:
+def annotator_assignments(*, user: User) -> QuerySet[Assignment]:
     """Every assignment the annotator may read: their own, in the studies they still belong to (reclaimed
     ones too). Anyone else's, and the work of a study they were removed from (it stays in the study's
     data), look as if they did not exist."""
@@ -28,7 +28,7 @@ def annotator_assignments(*, user: AbstractUser) -> QuerySet[Assignment]:
     )
 
 
-def assignment_for_user(*, assignment_id: int, user: AbstractUser) -> Assignment:
+def assignment_for_user(*, assignment_id: int, user: User) -> Assignment:
     """Only the annotator's own, live assignment (see annotator_assignments)."""
     return (
         annotator_assignments(user=user)
@@ -38,13 +38,13 @@ def assignment_for_user(*, assignment_id: int, user: AbstractUser) -> Assignment
     )
 
 
-def assignment_to_save(*, assignment_id: int, user: AbstractUser) -> Assignment:
+def assignment_to_save(*, assignment_id: int, user: User) -> Assignment:
     """The annotator's own assignment that work is sent for, a reclaimed or skipped one too (saving it answers
     why not); raises Assignment.DoesNotExist for anyone else's and for a study they were removed from."""
     return annotator_assignments(user=user).only("pk", "annotator_id", "status").get(pk=assignment_id)
 
 
-def assignments_for_annotator(*, user: AbstractUser) -> QuerySet[Assignment]:
+def assignments_for_annotator(*, user: User) -> QuerySet[Assignment]:
     """The annotator's queue across the studies they still belong to, in the order work was handed out."""
     return (
         annotator_assignments(user=user)
@@ -93,7 +93,7 @@ def assignment_queue_position(*, assignment: Assignment) -> QueuePosition:
     )
 
 
-def assignment_next_open_id(*, user: AbstractUser) -> int | None:
+def assignment_next_open_id(*, user: User) -> int | None:
     """The first item still to do in the annotator's queue (only its id: the joins stay small)."""
     return (
         assignments_for_annotator(user=user)
@@ -135,7 +135,7 @@ def item_units(item: StudyItem | StudyExample, *, with_document: bool = False) -
     return get_task(item.study_task.task).units(
         summary_text=item.summary.text,
         summary_sentences=item.summary.sentences,
-        payload=item.explanation.payload if item.explanation_id else None,
+        payload=item.explanation.payload if item.explanation is not None else None,
         params=item.params,
         document_text=item.summary.document.text if with_document else "",
     )
@@ -192,7 +192,7 @@ class Queue:
     remaining: int
 
 
-def annotator_queue(*, user: AbstractUser, study_id: int | None = None, task: str = "", text: str = "") -> Queue:
+def annotator_queue(*, user: User, study_id: int | None = None, task: str = "", text: str = "") -> Queue:
     """The annotator's queue grouped by study, then task, with progress per study and task over the whole
     queue, and the first MAX_QUEUE_ROWS items of the study, task and text (document, system, study or task
     name) asked for. Two queries: the counts grouped by study, task and status, and the rows shown."""
@@ -238,10 +238,11 @@ def annotator_queue(*, user: AbstractUser, study_id: int | None = None, task: st
     if wanted:
         matches = Case(When(wanted, then=Value(1)), default=Value(0), output_field=IntegerField())
         shown = shown.annotate(matches=Window(Max(matches), partition_by=[F("pk")])).filter(matches=1)
-    rows = list(shown[: MAX_QUEUE_ROWS + 1])
+    rows: list[Assignment] = list(shown[: MAX_QUEUE_ROWS + 1])
     for assignment in rows[:MAX_QUEUE_ROWS]:
         key = assignment.item.study_task.task
-        assignment.task_name = names.get(key) or get_task(key).name
+        # The task's display name, for the queue's template: an attribute the model does not declare.
+        assignment.task_name = names.get(key) or get_task(key).name  # type: ignore[attr-defined]
         groups[assignment.item.study_task.study_id].tasks[key].rows.append(assignment)
     return Queue(
         studies=list(groups.values()),

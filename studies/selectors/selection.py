@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Count, Q
 
@@ -102,11 +102,13 @@ def selection_problems(*, dataset: Dataset, selection: ItemSelection) -> dict[st
 
 def _metric_values(summary_ids: Sequence[int], name: str) -> dict[int, float]:
     if name.startswith(COMPUTED_PREFIX):
-        rows = (
+        # score=None is excluded: every score is a number.
+        rows = cast(
+            "Iterable[tuple[int, float]]",
             Explanation.objects.filter(summary_id__in=summary_ids, metric=name.removeprefix(COMPUTED_PREFIX))
             .exclude(score=None)
             .order_by("created_at", "pk")
-            .values_list("summary_id", "score")
+            .values_list("summary_id", "score"),
         )
     else:
         rows = MetricScore.objects.filter(summary_id__in=summary_ids, name=name).values_list("summary_id", "value")
@@ -129,6 +131,7 @@ def summaries_select(*, dataset: Dataset, selection: ItemSelection, references_o
         )
         candidates = kept
     if selection.mode == "random":
+        assert selection.size is not None, "selection_problems asks a random selection for its size"
         chosen = random.Random(selection.seed).sample(range(len(candidates)), min(selection.size, len(candidates)))
         candidates = [candidates[index] for index in sorted(chosen)]
     elif selection.mode == "controversial":

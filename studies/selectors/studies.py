@@ -4,9 +4,10 @@ a user may see: studies.selectors.access)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.utils import timezone
@@ -74,7 +75,7 @@ def study_progress(*, study: Study, study_tasks: Sequence[StudyTask] | None = No
     members = dict(study.annotators.values_list("pk", "username"))
     result = []
     for user_id in set(rows) | set(members):
-        row = rows.get(user_id, {})
+        row: Mapping[str, Any] = rows.get(user_id, {})
         assigned, done = row.get("assigned", 0), row.get("done", 0)
         result.append(
             AnnotatorProgress(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
@@ -24,7 +24,7 @@ def study_example_create(
     *,
     study_task: StudyTask,
     summary: Summary,
-    user: AbstractUser | None,
+    user: User | None,
     explanation_text: str = "",
     error_type: str | None = None,
 ) -> StudyExample:

@@ -171,7 +171,7 @@ def dataset_import_file(
 # --- Import jobs ---------------------------------------------------------------------------------------
 
 
-def import_job_create(*, user: Any, upload: UploadedFile, format_name: str, name: str) -> ImportJob:
+def import_job_create(*, user: Any, upload: UploadedFile[Any], format_name: str, name: str) -> ImportJob:
     """Store the upload under FAITHANNO_UPLOAD_DIR and queue its import on a worker (after the job is
     committed). Raises BrokerUnavailable (nothing stored) when no worker can be reached."""
     if not celery_app().conf.task_always_eager:  # eager (tests): the task runs here, no broker involved

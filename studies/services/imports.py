@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -15,10 +16,10 @@ from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
 from protocols.tasks import get_task
 from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
 
-ProgressFactory = Callable[[Iterable, int, str], Iterable]
+ProgressFactory = Callable[[Iterable[Any], int, str], Iterable[Any]]
 
 
-def _no_progress(items: Iterable, total: int, description: str) -> Iterable:
+def _no_progress(items: Iterable[Any], total: int, description: str) -> Iterable[Any]:
     return items
 
 
@@ -137,7 +138,8 @@ def import_chunks(
 def dataset_import(*, name: str, batch: ImportBatch, progress: ProgressFactory = _no_progress) -> ImportReport:
     """Create or update a dataset from parsed records. All or nothing; re-running adds no duplicates."""
     checks = ImportChecks(name=name)
-    for record in [*batch.documents, *batch.loose_summaries]:
+    records: list[DocumentRecord | SummaryRecord] = [*batch.documents, *batch.loose_summaries]
+    for record in records:
         checks.add(record)
     checks.finish()
     dataset = dataset_for_import(name=name, source_format=batch.source_format)
@@ -210,30 +212,30 @@ def dataset_write_records(
     new_summaries: list[Summary] = []
     changed_summaries: list[Summary] = []
     summaries: dict[tuple[str, str], Summary] = {}
-    for document_id, record in summary_records:
-        key = (document_id, record.external_id)
+    for document_id, summary_record in summary_records:
+        key = (document_id, summary_record.external_id)
         summary = existing_summaries.get(key)
-        values = (record.system, record.text, record.is_reference, record.meta)
+        values = (summary_record.system, summary_record.text, summary_record.is_reference, summary_record.meta)
         if summary is None:
-            summary = Summary(external_id=record.external_id)
+            summary = Summary(external_id=summary_record.external_id)
             new_summaries.append(summary)
         elif (summary.system, summary.text, summary.is_reference, summary.meta) != values or (
-            record.sentences is not None and summary.sentences != record.sentences
+            summary_record.sentences is not None and summary.sentences != summary_record.sentences
         ):
             changed_summaries.append(summary)
-        if record.sentences is not None:
-            summary.sentences = record.sentences
-        elif summary.pk is None or summary.text != record.text:
-            to_split.append((summary, record))
+        if summary_record.sentences is not None:
+            summary.sentences = summary_record.sentences
+        elif summary.pk is None or summary.text != summary_record.text:
+            to_split.append((summary, summary_record))
         summary.system, summary.text, summary.is_reference, summary.meta = values
         summaries[key] = summary
 
     unsplit = [(obj, record) for obj, record in to_split if record.split_sentences is None]
     for (obj, _), spans in zip(unsplit, sentence_offsets([r.text for _, r in unsplit]), strict=True):
         obj.sentences = spans
-    for obj, record in to_split:
-        if record.split_sentences is not None:
-            obj.sentences = record.split_sentences
+    for obj, source in to_split:
+        if source.split_sentences is not None:
+            obj.sentences = source.split_sentences
 
     Document.objects.bulk_create(new_documents)
     # A changed text is a change, so every re-split existing document is in changed_documents.
@@ -264,10 +266,13 @@ def dataset_write_records(
         for doc_id, r in summary_records
         for n, v in r.metric_scores.items()
     ]
-    for model, rows in ((HumanScore, human_scores), (MetricScore, metric_scores)):
-        model.objects.bulk_create(
-            rows, update_conflicts=True, unique_fields=["summary", "name"], update_fields=["value", "source"]
-        )
+    upsert: dict[str, Any] = {
+        "update_conflicts": True,
+        "unique_fields": ["summary", "name"],
+        "update_fields": ["value", "source"],
+    }
+    HumanScore.objects.bulk_create(human_scores, **upsert)
+    MetricScore.objects.bulk_create(metric_scores, **upsert)
     report.human_scores += len(human_scores)
     report.metric_scores += len(metric_scores)
 

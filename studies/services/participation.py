@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -26,7 +26,7 @@ MAX_BONUS = Decimal("1000.00")
 def participation_get_or_create(
     *,
     study: Study,
-    annotator: AbstractUser,
+    annotator: User,
     platform: str = Participation.Platform.INTERNAL,
     external_id: str = "",
 ) -> Participation:
@@ -40,9 +40,7 @@ def participation_get_or_create(
 
 
 @transaction.atomic
-def participation_exclude(
-    *, study: Study, annotator: AbstractUser, reason: str, by: AbstractUser | None
-) -> Participation:
+def participation_exclude(*, study: Study, annotator: User, reason: str, by: User | None) -> Participation:
     """Leave the annotator's work out of the study's analyses and exports; their open items are taken back
     (submitted work stays, so reinstating restores it)."""
     if not isinstance(reason, str) or not reason.strip():
@@ -66,7 +64,7 @@ def participation_exclude(
 
 
 @transaction.atomic
-def participation_reinstate(*, study: Study, annotator: AbstractUser) -> Participation:
+def participation_reinstate(*, study: Study, annotator: User) -> Participation:
     """Count the annotator's submitted work again."""
     participation = participation_get_or_create(study=study, annotator=annotator)
     participation.excluded = False
@@ -77,7 +75,7 @@ def participation_reinstate(*, study: Study, annotator: AbstractUser) -> Partici
     return participation
 
 
-def participation_review(*, study: Study, annotator: AbstractUser, review: str) -> Participation:
+def participation_review(*, study: Study, annotator: User, review: str) -> Participation:
     """Approve or reject the annotator's work in the study (or set it back to not reviewed): what the
     approve and reject lists of the payment files say. Exclusion is separate: rejecting does not exclude."""
     if review not in Participation.Review.values:
@@ -90,7 +88,7 @@ def participation_review(*, study: Study, annotator: AbstractUser, review: str) 
     return participation
 
 
-def participation_bonus_set(*, study: Study, annotator: AbstractUser, amount: object) -> Participation:
+def participation_bonus_set(*, study: Study, annotator: User, amount: object) -> Participation:
     """Set (not add to: replaying gives the same bonus) the annotator's bonus in the study, an amount from 0
     to MAX_BONUS with at most two decimal places; anything else is refused naming the field `amount`."""
     try:
@@ -109,7 +107,7 @@ ACTIONS = ("exclude", "reinstate", "approve", "reject", "bonus")
 
 
 def participation_act(
-    *, study: Study, annotator: AbstractUser, action: str, reason: str = "", amount: object = None, by: AbstractUser
+    *, study: Study, annotator: User, action: str, reason: str = "", amount: object = None, by: User
 ) -> Participation:
     """Apply one action: exclude (needs `reason`), reinstate, approve, reject, or bonus (sets `amount`).
     Problems come back by field (`action`, `reason`, `amount`) and change nothing; replaying an action gives

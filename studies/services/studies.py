@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Count, Exists, Max, OuterRef, Q
@@ -86,7 +86,7 @@ def _reclaim_hours_problem(hours: int | None) -> str | None:
     return None
 
 
-def _text_problem(text: str, *, what: str, max_chars: int) -> str | None:
+def _text_problem(text: str, *, what: str, max_chars: int | None) -> str | None:
     """Why `text` cannot be stored as a study's text (NUL, a lone surrogate, too long), or None."""
     try:
         storable_text(text, field=what, max_chars=max_chars)
@@ -137,9 +137,9 @@ class StudySpec:
     name: str
     dataset: Dataset
     tasks: Sequence[str]
-    annotators: Sequence[AbstractUser]
+    annotators: Sequence[User]
     annotators_per_item: int
-    created_by: AbstractUser | None = None  # a researcher or admin; None for a study made by a command
+    created_by: User | None = None  # a researcher or admin; None for a study made by a command
     selection: ItemSelection = field(default_factory=ItemSelection)
     guidelines: Mapping[str, str] = field(default_factory=dict)  # task -> text (version 1)
     task_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # task -> its options
@@ -150,7 +150,7 @@ class StudySpec:
     pull_based: bool = False
 
 
-def _not_annotators(users: Sequence[AbstractUser]) -> str | None:
+def _not_annotators(users: Sequence[User]) -> str | None:
     """The refusal of the users who are no active annotator accounts (accounts.selectors), or None."""
     allowed = set(annotator_accounts().filter(pk__in=[user.pk for user in users]).values_list("pk", flat=True))
     refused = sorted({user.get_username() for user in users if user.pk not in allowed})
@@ -468,7 +468,7 @@ def assignments_reclaim(*, study: Study, now: datetime | None = None) -> int:
     return len(moved)
 
 
-def assignments_reclaim_for_annotator(*, user: AbstractUser, now: datetime | None = None) -> int:
+def assignments_reclaim_for_annotator(*, user: User, now: datetime | None = None) -> int:
     """Reclaim stale work in the studies the user annotates (the user asked for more); assignments moved."""
     studies = Study.objects.filter(kind=Study.Kind.STUDY, annotators=user).exclude(reclaim_after_hours=None)
     return sum(assignments_reclaim(study=study, now=now) for study in studies)
@@ -497,7 +497,7 @@ class AnnotatorsAdded:
     still_short: int
 
 
-def _assignments_extend(*, study: Study, annotators: Sequence[AbstractUser]) -> int:
+def _assignments_extend(*, study: Study, annotators: Sequence[User]) -> int:
     """Give each of these annotators every item they may take (k grows by one on each such item)."""
     assignments = _study_assignments(study)
     positions = _per_annotator(assignments, Max("position"))
@@ -530,7 +530,7 @@ def annotators_added_message(*, names: str, k: int, added: AnnotatorsAdded) -> s
 
 
 @transaction.atomic
-def study_annotators_add(*, study: Study, annotators: Sequence[AbstractUser], extend: bool = False) -> AnnotatorsAdded:
+def study_annotators_add(*, study: Study, annotators: Sequence[User], extend: bool = False) -> AnnotatorsAdded:
     """Add annotators to a running study. Items short of k (removed annotators' work not counted) are
     topped up first, never giving anyone an item twice; when nothing was short and `extend` is set, each new
     annotator gets every item they may take, beyond k (those items' k grows by one)."""
@@ -547,7 +547,7 @@ def study_annotators_add(*, study: Study, annotators: Sequence[AbstractUser], ex
 
 
 @transaction.atomic
-def study_annotator_remove(*, study: Study, annotator: AbstractUser) -> int:
+def study_annotator_remove(*, study: Study, annotator: User) -> int:
     """Take an annotator out of a study: their open items go to others, their submitted work stays.
 
     Returns how many assignments were handed to others. Fails (and changes nothing) when too few
@@ -593,9 +593,7 @@ def study_settings_update(
 
 
 @transaction.atomic
-def study_task_guidelines_update(
-    *, study_task: StudyTask, text: str, user: AbstractUser | None
-) -> GuidelinesVersion | None:
+def study_task_guidelines_update(*, study_task: StudyTask, text: str, user: User | None) -> GuidelinesVersion | None:
     """Save new guidelines as the next version; None when the text did not change."""
     problem = _text_problem(text, what="The guidelines", max_chars=MAX_GUIDELINES_CHARS)
     if problem:
@@ -616,7 +614,7 @@ def study_task_guidelines_update(
 # --- an annotator's work -------------------------------------------------------------------------------
 
 
-def _writable(assignment: Assignment, user: AbstractUser) -> None:
+def _writable(assignment: Assignment, user: User) -> None:
     if assignment.annotator_id != user.pk:
         raise PermissionDenied("This item is not assigned to you.")
     if assignment.status == RECLAIMED:
@@ -646,7 +644,7 @@ def clean_submission(
 def assignment_submit(
     *,
     assignment: Assignment,
-    user: AbstractUser,
+    user: User,
     labels: Mapping[Any, Any] | None = None,
     notes: Mapping[Any, Any] | None = None,
     spans: Sequence[Any] | None = None,
@@ -747,7 +745,7 @@ class DraftSaved:
     diff: dict[str, Any] | None = None
 
 
-def assignment_draft_save(*, assignment_id: int, user: AbstractUser, draft: Any) -> DraftSaved:
+def assignment_draft_save(*, assignment_id: int, user: User, draft: Any) -> DraftSaved:
     """Keep unsubmitted work on the server; a reload or another device continues from it.
 
     Drafts are saved with every change, so this is one UPDATE (and one read for an edit task's check).
@@ -802,16 +800,16 @@ def _skip_note(reason: Any, note: Any) -> str:
     if not isinstance(note, str):
         raise ValidationError({"note": "The note must be text."})
     try:
-        note = storable_text(note, field="note", max_chars=MAX_SKIP_NOTE_CHARS).strip()
+        text = storable_text(note, field="note", max_chars=MAX_SKIP_NOTE_CHARS).strip()
     except InputError as exc:
         raise ValidationError({exc.field: str(exc)}) from None
-    if reason == Assignment.SkipReason.OTHER and not note:
+    if reason == Assignment.SkipReason.OTHER and not text:
         raise ValidationError({"note": "Say in the note why you cannot judge the item."})
-    return note
+    return text
 
 
 @transaction.atomic
-def assignment_skip(*, assignment_id: int, user: AbstractUser, reason: Any, note: Any = "") -> Skipped:
+def assignment_skip(*, assignment_id: int, user: User, reason: Any, note: Any = "") -> Skipped:
     """Mark the annotator's open item as "cannot judge" (a SkipReason, a note; the note is required for
     "other"). With the study's `skipped_items_reassigned` the item goes to an annotator who has not seen it
     (assignments_distribute tops it up to k) and the skip does not count towards k.

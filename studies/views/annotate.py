@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from common.roles import signed_in_user
 from common.validation import MAX_ID, bounded_int
 from protocols.tasks import get_task
 from studies.models import Assignment
@@ -29,7 +30,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     raw_study = request.GET.get("study", "")
     study_id = bounded_int(raw_study, field="study", minimum=1, maximum=MAX_ID) if raw_study else None
     task, text = request.GET.get("task", ""), request.GET.get("q", "")[:MAX_FILTER_CHARS]
-    queue = selectors.annotator_queue(user=request.user, study_id=study_id, task=task, text=text)
+    queue = selectors.annotator_queue(user=signed_in_user(request), study_id=study_id, task=task, text=text)
     return render(
         request,
         "annotations/dashboard.html",
@@ -51,11 +52,11 @@ def annotate_next(request: HttpRequest) -> HttpResponse:
     dashboard's button once the queue is empty, first takes over work others left untouched for longer than
     their study allows."""
     if request.method == "POST":
-        assignments_reclaim_for_annotator(user=request.user)
-    assignment_id = selectors.assignment_next_open_id(user=request.user)
+        assignments_reclaim_for_annotator(user=signed_in_user(request))
+    assignment_id = selectors.assignment_next_open_id(user=signed_in_user(request))
     if assignment_id is None:
         # Someone with no work at all sees the dashboard's "Nothing is assigned to you yet", nothing else.
-        if selectors.annotator_assignments(user=request.user).exists():
+        if selectors.annotator_assignments(user=signed_in_user(request)).exists():
             messages.success(request, "Everything assigned to you is done. Thank you!")
         return redirect("dashboard")
     return redirect("annotate", assignment_id=assignment_id)
@@ -63,7 +64,7 @@ def annotate_next(request: HttpRequest) -> HttpResponse:
 
 def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
     try:
-        return selectors.assignment_for_user(assignment_id=assignment_id, user=request.user)
+        return selectors.assignment_for_user(assignment_id=assignment_id, user=signed_in_user(request))
     except Assignment.DoesNotExist:
         raise Http404("No such item in your queue.") from None
 

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from common.errors import BrokerUnavailable
+from common.roles import signed_in_user
 from common.uploads import upload_too_large
 from common.views import researcher_required
 from corpus.selectors import datasets_with_counts
@@ -22,10 +23,11 @@ REFRESH_SECONDS = 2
 
 
 def datasets_page(request: HttpRequest, form: ImportUploadForm | None = None, status: int = 200) -> HttpResponse:
+    user = signed_in_user(request)
     context = {
         "datasets": datasets_with_counts(),
         "import_form": form or ImportUploadForm(),
-        "import_jobs": import_jobs_recent(user=request.user),
+        "import_jobs": import_jobs_recent(user=user),
         "upload_limit": settings.FAITHANNO_UPLOAD_MAX_BYTES,
     }
     return render(request, "annotations/analysis/datasets.html", context, status=status)
@@ -42,7 +44,10 @@ def dataset_import_upload(request: HttpRequest) -> HttpResponse:
         return upload_too_large(request, upload.size)
     try:
         job = import_job_create(
-            user=request.user, upload=upload, format_name=form.cleaned_data["format"], name=form.cleaned_data["name"]
+            user=signed_in_user(request),
+            upload=upload,
+            format_name=form.cleaned_data["format"],
+            name=form.cleaned_data["name"],
         )
     except BrokerUnavailable as exc:
         form.add_error(None, f"No worker queue is reachable, so nothing was stored: {exc}")
@@ -53,7 +58,7 @@ def dataset_import_upload(request: HttpRequest) -> HttpResponse:
 @researcher_required
 @require_GET
 def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = get_object_or_404(import_jobs_for_user(user=request.user), pk=job_id)
+    job = get_object_or_404(import_jobs_for_user(user=signed_in_user(request)), pk=job_id)
     if request.GET.get("format") == "json":
         return JsonResponse(ImportJobOutput(job, context={"request": request}).data)
     context = {"job": job, "refresh_seconds": None if job.finished else REFRESH_SECONDS}

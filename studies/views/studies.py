@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.selectors import user_get
+from common.roles import signed_in_user
 from common.validation import MAX_ID, InputError, bounded_int
 from common.views import researcher_required
 from corpus.models import Dataset
@@ -27,6 +28,7 @@ from studies.forms import (
     GuidelinesForm,
     StudyCreateForm,
     StudySettingsForm,
+    model_choice_field,
 )
 from studies.models import Study, StudyExample, StudyTask
 from studies.selectors.access import studies_for_user
@@ -58,7 +60,7 @@ EXAMPLE_CANDIDATES = 300
 
 def visible_study(request: HttpRequest, study_id: int) -> Study:
     """A study the user runs (admins: any). Other studies answer 404, not 403: their ids are nobody's business."""
-    return get_object_or_404(studies_for_user(user=request.user), pk=study_id)
+    return get_object_or_404(studies_for_user(user=signed_in_user(request)), pk=study_id)
 
 
 def _visible_task(request: HttpRequest, study_id: int, task_id: int) -> StudyTask:
@@ -76,7 +78,7 @@ def _errors_to_messages(request: HttpRequest, exc: ValidationError) -> None:
 @researcher_required
 @require_GET
 def studies(request: HttpRequest) -> HttpResponse:
-    studies = list(studies_for_user(user=request.user))
+    studies = list(studies_for_user(user=signed_in_user(request)))
     glance = studies_glance(studies=studies)
     rows = [{"study": study, "glance": glance[study.pk]} for study in studies]
     active_minutes = ACTIVE_WINDOW // timedelta(minutes=1)
@@ -107,7 +109,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
     form = StudyCreateForm(request.POST or None, options=options, initial={"dataset": dataset})
     if request.method == "POST" and form.is_valid():
         try:
-            plan = study_create(spec=form.spec(created_by=request.user))
+            plan = study_create(spec=form.spec(created_by=signed_in_user(request)))
         except ValidationError as exc:
             form.errors_show(exc)
         else:
@@ -127,7 +129,7 @@ def study_settings(request: HttpRequest, study_id: int) -> HttpResponse:
     form = StudySettingsForm(request.POST)
     if not form.is_valid():
         for field, errors in form.errors.items():
-            messages.error(request, f"{field}: {' '.join(errors)}")
+            messages.error(request, f"{field}: {' '.join(str(error) for error in errors)}")
         return redirect("study_detail", study_id=study.pk)
     try:
         created = study_settings_update(
@@ -190,7 +192,9 @@ def study_task_guidelines(request: HttpRequest, study_id: int, task_id: int) -> 
     study_task = _visible_task(request, study_id, task_id)
     form = GuidelinesForm(request.POST or None, initial={"text": study_task.guidelines})
     if request.method == "POST" and form.is_valid():
-        version = study_task_guidelines_update(study_task=study_task, text=form.cleaned_data["text"], user=request.user)
+        version = study_task_guidelines_update(
+            study_task=study_task, text=form.cleaned_data["text"], user=signed_in_user(request)
+        )
         if version is None:
             messages.info(request, "The guidelines did not change.")
         else:
@@ -218,7 +222,7 @@ def study_task_examples(request: HttpRequest, study_id: int, task_id: int) -> Ht
             example = example_services.study_example_create(
                 study_task=study_task,
                 summary=form.cleaned_data["summary"],
-                user=request.user,
+                user=signed_in_user(request),
                 explanation_text=form.cleaned_data["explanation_text"],
                 error_type=form.cleaned_data["error_type"] or None,
             )
@@ -227,7 +231,7 @@ def study_task_examples(request: HttpRequest, study_id: int, task_id: int) -> Ht
                 form.add_error(None, message)
         else:
             return redirect("study_example_annotate", study_id=study_id, example_id=example.pk)
-    form.fields["summary"].queryset = candidates[:EXAMPLE_CANDIDATES]
+    model_choice_field(form, "summary").queryset = candidates[:EXAMPLE_CANDIDATES]
     return render(
         request,
         "annotations/study_examples.html",

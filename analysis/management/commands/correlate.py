@@ -60,7 +60,11 @@ class Command(BaseCommand):
                 continue
             p = "n/a" if row["p"] is None else f"{row['p']:.3g}"
             excluded = row.get("excluded")
-            skipped = f" documents; left out: {', '.join(f'{k} {v}' for k, v in excluded.items())}" if excluded else ""
+            skipped = (
+                f" documents; left out: {', '.join(f'{k} {v}' for k, v in excluded.items())}"
+                if isinstance(excluded, dict) and excluded
+                else ""
+            )
             self.stdout.write(
                 f"{row['metric']:<24} {row['method']:<9} r={row['r']:+.3f} p={p} n={row['n']}{skipped} "
                 f"(missing {row['n_missing']}) 95% CI "

@@ -37,7 +37,7 @@ class Command(BaseCommand):
             study_obj = studies.filter(dataset=dataset_by_name(name=dataset), kind=Study.Kind.IMPORTED).first()
             if study_obj is None:
                 raise CommandError(f"No imported judgements in a dataset named {dataset!r}.")
-        else:
+        elif study is not None:
             try:
                 study_obj = studies.get(pk=study)
             except Study.DoesNotExist:

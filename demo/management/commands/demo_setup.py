@@ -8,8 +8,9 @@ Safe to run again: what exists is kept (nothing is imported, scored or created t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -261,9 +262,14 @@ def demo_examples_from_crowd_spans(study: Study, researcher: Any, limit: int = 2
     # The workers as the analysis sees them (one who marked nothing has no spans), and the typed marks.
     crowd = {m.summary_id: list(m.spans.values()) for m in span_markings(study_task=crowd_task).values()}
     marks: dict[int, list[tuple[int, int, str]]] = {}
-    for summary_id, start, end, label in Judgement.objects.filter(
-        assignment__item__study_task=crowd_task, start__isnull=False, end__isnull=False
-    ).values_list("assignment__item__summary_id", "start", "end", "label"):
+    # start and end are filtered non-null.
+    spans = cast(
+        "Iterable[tuple[int, int, int, str]]",
+        Judgement.objects.filter(
+            assignment__item__study_task=crowd_task, start__isnull=False, end__isnull=False
+        ).values_list("assignment__item__summary_id", "start", "end", "label"),
+    )
+    for summary_id, start, end, label in spans:
         marks.setdefault(summary_id, []).append((start, end, label))
     wanted = {True: limit, False: 1}  # unfaithful examples, and one that is faithful
     made = 0
@@ -296,7 +302,11 @@ def _crowd_example(
     units = get_task("sentence_consistency").units(summary_text=summary.text, summary_sentences=summary.sentences)
     labels, notes = {}, {}
     for unit in units:
-        inside = [summary.text[s:e] for s, e, _ in majority if s < unit.end and e > unit.start]
+        inside = [
+            summary.text[s:e]
+            for s, e, _ in majority
+            if unit.start is not None and unit.end is not None and s < unit.end and e > unit.start
+        ]
         labels[unit.index] = "no" if inside else "yes"
         notes[unit.index] = f"“{inside[0]}” is not in the article." if inside else "Every fact is in the article."
     example = study_example_create(

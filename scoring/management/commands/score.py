@@ -62,13 +62,13 @@ class Command(BaseCommand):
         }
         try:
             if options["enqueue"]:
-                for report in explanations_enqueue(
+                for enqueued in explanations_enqueue(
                     dataset=dataset,
                     metrics=metrics,
                     options=overrides,
                     documents_per_task=options["documents_per_task"],
                 ):
-                    for line in report.lines():
+                    for line in enqueued.lines():
                         self.stdout.write(line)
                 return
             reports = explanations_compute_many(
