@@ -369,7 +369,9 @@ class AssignmentSubmitApi(APIView):
     @extend_schema(request=SubmissionInput, responses={200: AssignmentOutput})
     def post(self, request: Request, assignment_id: int) -> Response:
         try:
-            assignment = assignment_selectors.assignment_to_save(assignment_id=assignment_id, user=request.user)
+            assignment = assignment_selectors.assignment_to_save(
+                assignment_id=assignment_id, user=signed_in_user(request)
+            )
         except Assignment.DoesNotExist:
             raise Http404("No such item in your queue.") from None
         payload = self.SubmissionInput(data=request.data)
@@ -455,7 +457,7 @@ class StudyExampleSubmitApi(APIView):
     @extend_schema(request=ExampleSubmissionInput, responses={200: ExampleOutput})
     def post(self, request: Request, study_id: int, example_id: int) -> Response:
         try:
-            example = study_example_visible(user=request.user, study_id=study_id, example_id=example_id)
+            example = study_example_visible(user=signed_in_user(request), study_id=study_id, example_id=example_id)
         except StudyExample.DoesNotExist:
             raise Http404("No such example.") from None
         payload = self.ExampleSubmissionInput(data=request.data)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from corpus.models import Summary
@@ -11,14 +11,14 @@ from studies.models import GuidelinesVersion, StudyExample, StudyTask
 from studies.selectors.access import studies_for_user
 
 
-def study_task_visible(*, user: AbstractUser, study_id: int, task_id: int) -> StudyTask:
+def study_task_visible(*, user: User, study_id: int, task_id: int) -> StudyTask:
     """A task of a study the user runs (admins: any); raises StudyTask.DoesNotExist for any other."""
     return StudyTask.objects.select_related("study__dataset").get(
         pk=task_id, study__in=studies_for_user(user=user).filter(pk=study_id)
     )
 
 
-def study_example_visible(*, user: AbstractUser, study_id: int, example_id: int) -> StudyExample:
+def study_example_visible(*, user: User, study_id: int, example_id: int) -> StudyExample:
     """An example item of a study the user runs (admins: any); raises StudyExample.DoesNotExist for any other."""
     return StudyExample.objects.select_related("study_task__study", "summary__document", "explanation").get(
         pk=example_id, study_task__study__in=studies_for_user(user=user).filter(pk=study_id)

@@ -3,8 +3,10 @@ analysis and export applies to leave excluded annotators' work out."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from studies.models import Assignment, Participation, Study
@@ -37,7 +39,7 @@ def judgement_set_check(judgements: str) -> str:
     return judgements
 
 
-def counted(queryset: QuerySet, *, judgements: str = ACCEPTED, assignment: str = "") -> QuerySet:
+def counted(queryset: QuerySet[Any], *, judgements: str = ACCEPTED, assignment: str = "") -> QuerySet[Any]:
     """`queryset` (of assignments, or of rows reaching one through `assignment`, e.g. "assignment__" for
     judgements) without the work of annotators excluded from the assignment's study, unless `judgements`
     is ALL. The one place the analyses and exports leave excluded work out: a correlated NOT EXISTS on the
@@ -52,7 +54,7 @@ def counted(queryset: QuerySet, *, judgements: str = ACCEPTED, assignment: str =
     return queryset.filter(~Exists(excluded))
 
 
-def study_annotator(*, study: Study, annotator_id: int) -> AbstractUser | None:
+def study_annotator(*, study: Study, annotator_id: int) -> User | None:
     """The account with that id if it annotates the study (a member, someone with work in it, or a worker
     with a participation); None for anyone else, so a forged id of another study's annotator finds nobody."""
     in_study = (

@@ -4,7 +4,7 @@ a user may see: studies.selectors.access)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -113,11 +113,11 @@ class TaskProgress:
 
 def complete_items(
     *, studies: list[int], by: str, study_tasks: Sequence[StudyTask] | None = None
-) -> dict[Hashable, tuple[int, int]]:
-    """Group (the value of the field `by` of each item of the studies) -> (items, items done). An item is done
-    when it has as many submitted assignments as its study's annotators per item (k): all k judgements are
-    in. One query, however many items: the submitted assignments are counted per item once (a hashed
-    subquery). `study_tasks`: every task of the studies, if already read (see _of_study)."""
+) -> dict[int, tuple[int, int]]:
+    """Group (the id in the field `by` of each item of the studies: its study task's, its study's) -> (items,
+    items done). An item is done when it has as many submitted assignments as its study's annotators per item
+    (k): all k judgements are in. One query, however many items: the submitted assignments are counted per
+    item once (a hashed subquery). `study_tasks`: every task of the studies, if already read (see _of_study)."""
     if study_tasks is None:
         of_items, of_assignments = Q(study_task__study__in=studies), Q(item__study_task__study__in=studies)
     else:
@@ -165,15 +165,16 @@ def study_task_progress(*, study: Study, study_tasks: Sequence[StudyTask] | None
             changed=Max("updated_at", filter=submitted),
         )
     }
+    no_work: dict[str, Any] = {}  # a task without assignments
     return {
         task_id: TaskProgress(
             study_task_id=task_id,
             items=n,
             complete_items=done,
-            assignments=work.get(task_id, {}).get("n", 0),
-            done=work.get(task_id, {}).get("done", 0),
-            seconds=work.get(task_id, {}).get("seconds") or 0.0,
-            submitted_state=tuple(work.get(task_id, {}).get(field) for field in ("all_done", "newest", "changed")),
+            assignments=work.get(task_id, no_work).get("n", 0),
+            done=work.get(task_id, no_work).get("done", 0),
+            seconds=work.get(task_id, no_work).get("seconds") or 0.0,
+            submitted_state=tuple(work.get(task_id, no_work).get(field) for field in ("all_done", "newest", "changed")),
         )
         for task_id, (n, done) in items.items()
     }

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from accounts.selectors import annotator_accounts
@@ -39,7 +39,7 @@ def dataset_imported_study(*, dataset_id: int) -> Study:
     return Study.objects.select_related("dataset").get(dataset_id=dataset_id, kind=Study.Kind.IMPORTED)
 
 
-def study_item_readable(*, item_id: int, user: AbstractUser) -> StudyItem:
+def study_item_readable(*, item_id: int, user: User) -> StudyItem:
     """An item of a study the user may read, with its study, summary and explanation; raises
     StudyItem.DoesNotExist for any other, so ids cannot be probed."""
     return StudyItem.objects.select_related("study_task__study__dataset", "summary__document", "explanation").get(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
 from common.validation import InputError, bounded_int, money
@@ -25,7 +25,7 @@ def payment_rules_set(
     gold_bonus: object,
     gold_min_percent: object,
     currency: object,
-    by: AbstractUser | None,
+    by: User | None,
 ) -> PaymentRules:
     """Check every value (amounts: Decimal, 0 to their maximum, at most two decimal places; the percent a
     whole number 0-100; the currency three capital letters) and store the rules. Problems come back by field

@@ -770,7 +770,8 @@ def assignment_draft_save(*, assignment_id: int, user: User, draft: Any) -> Draf
     )
     if not updated:
         _writable(own.only("annotator_id", "status").get(), user)
-    task_part = draft.get("task") if isinstance(draft.get("task"), dict) else {}
+    task = draft.get("task")
+    task_part: dict[str, Any] = task if isinstance(task, dict) else {}
     edited = task_part["edit"].get("text") if isinstance(task_part.get("edit"), dict) else None
     if not isinstance(edited, str):
         return DraftSaved(saved_at=now)

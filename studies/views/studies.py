@@ -65,7 +65,7 @@ def visible_study(request: HttpRequest, study_id: int) -> Study:
 
 def _visible_task(request: HttpRequest, study_id: int, task_id: int) -> StudyTask:
     try:
-        return study_task_visible(user=request.user, study_id=study_id, task_id=task_id)
+        return study_task_visible(user=signed_in_user(request), study_id=study_id, task_id=task_id)
     except StudyTask.DoesNotExist:
         raise Http404("No such task.") from None
 
@@ -246,7 +246,7 @@ def study_task_examples(request: HttpRequest, study_id: int, task_id: int) -> Ht
 
 def _visible_example(request: HttpRequest, study_id: int, example_id: int) -> StudyExample:
     try:
-        return study_example_visible(user=request.user, study_id=study_id, example_id=example_id)
+        return study_example_visible(user=signed_in_user(request), study_id=study_id, example_id=example_id)
     except StudyExample.DoesNotExist:
         raise Http404("No such example.") from None
 
