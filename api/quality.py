@@ -18,7 +18,9 @@ from analysis.selectors import quality as selectors
 from analysis.views.quality import MAX_MIN_SECONDS, payment_file_response, quality_study
 from api.common import RESEARCHERS
 from api.fields import FiniteFloatField
+from common.roles import signed_in_user
 from common.validation import errors_by_field
+from stats.crowd_quality import COMPETENCE
 from studies.selectors.participation import study_annotator
 from studies.services.participation import ACTIONS, MAX_REASON_CHARS, participation_act
 from studies.services.payments import payment_rules_set
@@ -94,7 +96,7 @@ class QualityOutput(serializers.Serializer):
 
 
 class QualityQuery(serializers.Serializer):
-    method = serializers.ChoiceField(choices=list(selectors.COMPETENCE), default=selectors.DEFAULT_METHOD)
+    method = serializers.ChoiceField(choices=list(COMPETENCE), default=selectors.DEFAULT_METHOD)
     min_seconds = FiniteFloatField(default=0.0, min_value=0.0, max_value=MAX_MIN_SECONDS)
     active_minutes = serializers.IntegerField(
         default=selectors.DEFAULT_ACTIVE_MINUTES, min_value=1, max_value=selectors.MAX_ACTIVE_MINUTES
@@ -157,7 +159,7 @@ class StudyAnnotatorStandingApi(APIView):
                 action=data["action"],
                 reason=data.get("reason", ""),
                 amount=data.get("amount"),
-                by=request.user,
+                by=signed_in_user(request),
             )
         except ValidationError as exc:
             return Response(errors_by_field(exc), status=400)
@@ -187,7 +189,7 @@ class StudyPaymentRulesApi(APIView):
         payload = self.RulesInput(data=request.data)
         payload.is_valid(raise_exception=True)
         try:
-            payment_rules_set(study=study, by=request.user, **payload.validated_data)
+            payment_rules_set(study=study, by=signed_in_user(request), **payload.validated_data)
         except ValidationError as exc:
             return Response(errors_by_field(exc), status=400)
         return Response(RulesOutput(selectors.payment_rules_of(study=study)).data)

@@ -31,6 +31,7 @@ from stats.agreement import (
     CodedLabels,
     FleissKappa,
     ItemAgreement,
+    Value,
     add_outcomes,
     annotator_agreement_rows,
     annotator_agreements,
@@ -163,7 +164,7 @@ def coded_unit_labels(
     raw = np.fromiter((raw_labels.setdefault(row[3], len(raw_labels)) for row in rows), np.int64, count)
     mapping = label_map or {}
     mapped = [mapping.get(label, label) for label in raw_labels]
-    labels = list(dict.fromkeys(mapped))
+    labels: list[Value] = list(dict.fromkeys(mapped))
     label = np.array([labels.index(value) for value in mapped], dtype=np.int64)[raw]
     keys = items * (int(indexes.max(initial=0)) + 1) + indexes
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
@@ -458,12 +459,12 @@ def item_labels(*, item: StudyItem, judgements: str = ACCEPTED) -> dict[str, dic
     """One item's labels: unit -> annotator -> label (see labels_table)."""
     assignments = submitted_assignments(study_task=item.study_task, judgements=judgements).filter(item=item)
     names = dict(assignments.values_list("pk", "annotator__username"))
-    judgements = (
+    labelled = (
         Judgement.objects.filter(assignment__in=list(names))
         .order_by("unit_index", "assignment_id")
         .values_list("assignment_id", "unit_index", "unit_text", "label")
     )
-    rows = ((names[assignment], index, text, label) for assignment, index, text, label in judgements)
+    rows = ((names[assignment], index, text, label) for assignment, index, text, label in labelled)
     return labels_table(get_task(item.study_task.task), names.values(), rows)
 
 
@@ -906,7 +907,6 @@ def study_agreement(
     units are read as arrays (coded_unit_labels: a study of 300,000 judgements has as many units x raters)."""
     kappas: dict[int, FleissKappa] = {}
     outcomes = []
-    others = {"others_only": True, "min_others": MIN_OTHER_RATERS}
     for study_task in study_tasks:
         task = get_task(study_task.task)
         if task.edit:
@@ -914,13 +914,13 @@ def study_agreement(
         elif task.spans:
             _, labels = task_labels(study_task=study_task, span_units=SPAN_UNITS, judgements=judgements)
             kappas[study_task.pk] = agreement_of(task, labels["word"], "fleiss")
-            outcomes.append(annotator_outcomes(labels["summary"], **others))
+            outcomes.append(annotator_outcomes(labels["summary"], others_only=True, min_others=MIN_OTHER_RATERS))
         else:
             label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else None
             coded = coded_unit_labels(study_task=study_task, label_map=label_map, judgements=judgements)
             kappas[study_task.pk] = coded_fleiss_kappa(coded)
-            outcomes.append(coded_annotator_outcomes(coded, **others))
-    annotators = annotator_agreement_rows(add_outcomes(*outcomes), **others)
+            outcomes.append(coded_annotator_outcomes(coded, others_only=True, min_others=MIN_OTHER_RATERS))
+    annotators = annotator_agreement_rows(add_outcomes(*outcomes), others_only=True, min_others=MIN_OTHER_RATERS)
     return StudyAgreement(kappas, {row.annotator: row for row in annotators}, MIN_OTHER_RATERS)
 
 
@@ -952,10 +952,11 @@ def study_agreement_cached(
         state += ";excluded:" + ",".join(str(pk) for pk in sorted(excluded))
     digest = hashlib.sha256(state.encode()).hexdigest()[:32]
     key = f"study-agreement:2:{study.pk}:{int(dont_know_as_incorrect)}:{judgements}:{digest}"
-    return cache.get_or_set(  # type: ignore[no-any-return]
+    agreement = cache.get_or_set(
         key,
         lambda: study_agreement(
             study_tasks=study_tasks, dont_know_as_incorrect=dont_know_as_incorrect, judgements=judgements
         ),
         STUDY_AGREEMENT_CACHE_SECONDS,
     )
+    return cast(StudyAgreement, agreement)

@@ -70,11 +70,12 @@ def _crowd_checks(study: Study) -> dict[int, CrowdChecks]:
         )
     )
     counts = {row["worker__user_id"]: row for row in records}
+    no_records: dict[str, int] = {}  # a worker without item records
     return {
         user_id: CrowdChecks(
-            graded=counts.get(user_id, {}).get("graded", 0),
-            passed=counts.get(user_id, {}).get("passed", 0),
-            pasted=counts.get(user_id, {}).get("pasted", 0),
+            graded=counts.get(user_id, no_records).get("graded", 0),
+            passed=counts.get(user_id, no_records).get("passed", 0),
+            pasted=counts.get(user_id, no_records).get("pasted", 0),
             platform_session=session,
         )
         for user_id, session in CrowdWorker.objects.filter(crowd_study__study=study).values_list(
@@ -110,7 +111,7 @@ class WorkerRow:
 
     @property
     def check_pass_rate(self) -> float | None:
-        return self.checks_passed / self.checks_graded if self.checks_graded else None
+        return (self.checks_passed or 0) / self.checks_graded if self.checks_graded else None
 
     @property
     def failed_checks(self) -> int | None:

@@ -324,7 +324,7 @@ def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
 def analysis_item(request: HttpRequest, item_id: int) -> HttpResponse:
     """One item: the summary, its document and every annotator's label of every unit."""
     try:
-        item = study_item_readable(item_id=item_id, user=request.user)
+        item = study_item_readable(item_id=item_id, user=signed_in_user(request))
     except StudyItem.DoesNotExist:
         raise Http404("No such item.") from None
     study = item.study_task.study

@@ -13,9 +13,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from analysis.selectors import quality as selectors
 from common.exports import csv_chunks
+from common.roles import signed_in_user
 from common.validation import InputError, bounded_int, finite_number
 from common.views import researcher_required
 from protocols.payments import APPROVED, MTURK_COLUMNS, REJECTED, mturk_rows, prolific_bonuses, prolific_ids
+from stats.crowd_quality import COMPETENCE
 from studies.models import Study
 from studies.selectors.access import studies_for_user
 from studies.selectors.participation import study_annotator
@@ -35,15 +37,15 @@ MAX_MIN_SECONDS = 86_400.0
 
 def quality_study(request: HttpRequest, study_id: int) -> Study:
     """An annotation study the user runs (admins: any); anything else answers 404."""
-    return get_object_or_404(studies_for_user(user=request.user), pk=study_id, kind=Study.Kind.STUDY)
+    return get_object_or_404(studies_for_user(user=signed_in_user(request)), pk=study_id, kind=Study.Kind.STUDY)
 
 
 def quality_options(params: Any) -> dict[str, Any]:
     """The page's (and the API's) choices, checked: method, minimum seconds per item, the active window.
     InputError names the field."""
     method = params.get("method") or selectors.DEFAULT_METHOD
-    if method not in selectors.COMPETENCE:
-        raise InputError("method", f"method must be one of {', '.join(selectors.COMPETENCE)}")
+    if method not in COMPETENCE:
+        raise InputError("method", f"method must be one of {', '.join(COMPETENCE)}")
     min_seconds = finite_number(
         params.get("min_seconds") or "0", field="min_seconds", minimum=0, maximum=MAX_MIN_SECONDS
     )
@@ -89,7 +91,7 @@ def study_quality_action(request: HttpRequest, study_id: int, annotator_id: int,
             action=action,
             reason=request.POST.get("reason", ""),
             amount=request.POST.get("amount"),
-            by=request.user,
+            by=signed_in_user(request),
         )
     except ValidationError as exc:
         for field, problems in exc.message_dict.items():
@@ -111,7 +113,7 @@ def study_payment_rules(request: HttpRequest, study_id: int) -> HttpResponse:
             gold_bonus=request.POST.get("gold_bonus", ""),
             gold_min_percent=request.POST.get("gold_min_percent", ""),
             currency=request.POST.get("currency", ""),
-            by=request.user,
+            by=signed_in_user(request),
         )
     except ValidationError as exc:
         for field, problems in exc.message_dict.items():

@@ -34,9 +34,10 @@ class Command(BaseCommand):
             raise CommandError(f"A {format_name} export is binary: give --output.")
         studies = Study.objects.select_related("dataset")
         if dataset is not None:
-            study_obj = studies.filter(dataset=dataset_by_name(name=dataset), kind=Study.Kind.IMPORTED).first()
-            if study_obj is None:
+            imported = studies.filter(dataset=dataset_by_name(name=dataset), kind=Study.Kind.IMPORTED).first()
+            if imported is None:
                 raise CommandError(f"No imported judgements in a dataset named {dataset!r}.")
+            study_obj = imported
         elif study is not None:
             try:
                 study_obj = studies.get(pk=study)
