@@ -70,7 +70,7 @@ class CrowdArrivalThrottle(LiveRateMixin, SimpleRateThrottle):
     scope = "crowd_arrival"
 
     def get_cache_key(self, request: HttpRequest, view: object) -> str:
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+        return self.cache_format % {"scope": self.scope, "ident": client_address(request)}
 
 
 class CrowdWorkerThrottle(LiveRateMixin, SimpleRateThrottle):
@@ -80,7 +80,7 @@ class CrowdWorkerThrottle(LiveRateMixin, SimpleRateThrottle):
 
     def get_cache_key(self, request: HttpRequest, view: object) -> str:
         user = getattr(request, "user", None)
-        ident = user.pk if user is not None and user.is_authenticated else self.get_ident(request)
+        ident = user.pk if user is not None and user.is_authenticated else client_address(request)
         return self.cache_format % {"scope": self.scope, "ident": ident}
 
 

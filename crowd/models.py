@@ -38,6 +38,9 @@ def default_phases() -> list[str]:
     return list(PHASES)
 
 
+KEY_MAX_CHARS = 43  # a public link's key (crowd_study_by_key refuses a longer one before asking the database)
+
+
 class CrowdStudy(models.Model):
     """A study's crowd settings (one row per study): its public link and what a worker goes through."""
 
@@ -50,7 +53,7 @@ class CrowdStudy(models.Model):
     # Off: the link answers that the study is closed (nobody new starts; workers who started finish).
     public = models.BooleanField(default=True)
     # The link's unguessable part: /crowd/<key>/.
-    key = models.CharField(max_length=43, unique=True)
+    key = models.CharField(max_length=KEY_MAX_CHARS, unique=True)
     platform = models.CharField(
         max_length=20, choices=Participation.Platform.choices, default=Participation.Platform.PROLIFIC
     )

@@ -9,13 +9,13 @@ from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.urls import reverse
 
-from crowd.models import CrowdStudy, CrowdWorker, TrainingItem
+from crowd.models import KEY_MAX_CHARS, CrowdStudy, CrowdWorker, TrainingItem
 from studies.models import Assignment
 
 
 def crowd_study_by_key(*, key: str) -> CrowdStudy | None:
     """The crowd study whose public link holds `key` (None: no such link)."""
-    if not isinstance(key, str) or not 1 <= len(key) <= CrowdStudy._meta.get_field("key").max_length:
+    if not isinstance(key, str) or not 1 <= len(key) <= KEY_MAX_CHARS:
         return None
     return CrowdStudy.objects.select_related("study").filter(key=key).first()
 

@@ -26,8 +26,9 @@ from protocols.tasks import EXPECTATIONS, STUDY_TASKS, get_task
 from studies.models import Participation, Study, StudyItem, StudyTask
 from studies.services.studies import StudyPlan, StudySpec, study_create
 
-# The link parameters each platform sends: the worker's id, the platform's study id, its session id.
-PLATFORM_PARAMS = {
+# The link parameters each platform sends: the worker's id, the platform's study id, its session id (keyed by
+# the platform's value: a spec's platform is any string until checked).
+PLATFORM_PARAMS: dict[str, tuple[str, str, str]] = {
     Participation.Platform.PROLIFIC: ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"),
     Participation.Platform.MTURK: ("workerId", "hitId", "assignmentId"),
     Participation.Platform.GENERIC: ("worker", "", ""),
@@ -315,7 +316,22 @@ def crowd_spec_check(*, spec: CrowdSpec, tasks: Sequence[str]) -> CrowdSpec:
         problem("public", "Public is true or false.")
     if problems:
         raise ValidationError(problems)
-    return replace(spec, platform=platform, phases=phases, **names, **codes, **urls, **surveys)
+    return replace(
+        spec,
+        platform=platform,
+        phases=phases,
+        worker_param=names["worker_param"],
+        study_param=names["study_param"],
+        session_param=names["session_param"],
+        completion_code=codes["completion_code"],
+        screenout_code=codes["screenout_code"],
+        failure_code=codes["failure_code"],
+        completion_url=urls["completion_url"],
+        screenout_url=urls["screenout_url"],
+        failure_url=urls["failure_url"],
+        pre_survey=surveys["pre_survey"],
+        post_survey=surveys["post_survey"],
+    )
 
 
 def _training_documents(study: Study, training: Sequence[TrainingSpec]) -> dict[str, Document]:
@@ -366,8 +382,8 @@ def _generated_checks(study: Study, spec: CrowdSpec) -> list[_Check]:
         )
     ordered: list[_Check] = []
     for kind in kinds:  # the first check of each kind comes first, then the rest round by round
-        for made in rounds:
-            ordered.extend(check for check in made if check.kind == kind)
+        for round_checks in rounds:
+            ordered.extend(check for check in round_checks if check.kind == kind)
     faithful = [check for check in ordered if check.expected == "faithful"]
     unfaithful = [check for check in ordered if check.expected != "faithful"]
     interleaved = [check for pair in zip(faithful, unfaithful, strict=False) for check in pair]

@@ -337,11 +337,12 @@ def crowd_end_code(*, worker: CrowdWorker) -> tuple[str, str]:
     """The code the worker's end page shows and the address it sends them to ('' for none); only once the
     session has ended (a completion page asked for before finishing shows no code)."""
     crowd = worker.crowd_study
-    kind = {
+    kinds: dict[str, str] = {  # keyed by the status's value (the field holds a str)
         CrowdWorker.Status.COMPLETED: "completion",
         CrowdWorker.Status.SCREENED_OUT: "screenout",
         CrowdWorker.Status.BLOCKED: "failure",
-    }.get(worker.status)
+    }
+    kind = kinds.get(worker.status)
     if kind is None:
         raise PermissionDenied("You have not finished the study yet.")
     code = getattr(crowd, f"{kind}_code")

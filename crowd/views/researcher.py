@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from common.roles import signed_in_user
 from common.validation import errors_by_field
 from common.views import export_response, researcher_required
 from crowd.forms import CrowdSettingsForm
@@ -47,7 +48,7 @@ def crowd_study_new(request: HttpRequest) -> HttpResponse:
     crowd_form = CrowdSettingsForm(request.POST or None)
     if request.method == "POST" and form.is_valid() and crowd_form.is_valid():
         try:
-            plan = crowd_study_create(spec=form.spec(created_by=request.user), crowd=crowd_form.crowd_spec())
+            plan = crowd_study_create(spec=form.spec(created_by=signed_in_user(request)), crowd=crowd_form.crowd_spec())
         except ValidationError as exc:
             for field, problems in errors_by_field(exc).items():
                 if field in form.fields:
@@ -87,7 +88,7 @@ def crowd_study_public(request: HttpRequest, study_id: int) -> HttpResponse:
 
 @researcher_required
 @require_GET
-def crowd_survey_export(request: HttpRequest, study_id: int, format_name: str) -> HttpResponse:
+def crowd_survey_export(request: HttpRequest, study_id: int, format_name: str) -> StreamingHttpResponse:
     crowd = _crowd_of(request, study_id)
     types = dict.fromkeys(SURVEY_FIELDS, "text")
     rows = survey_answer_rows(crowd=crowd)

@@ -49,10 +49,10 @@ DEMO_CONSENT = (
     "what the article says. Your answers are stored with your participant id and used for research only; you "
     "may stop at any time."
 )
-DEMO_PRE_SURVEY = [
+DEMO_PRE_SURVEY: list[dict[str, Any]] = [
     {"key": "english", "text": "Is English your first language?", "kind": "single", "choices": ["Yes", "No"]},
 ]
-DEMO_POST_SURVEY = [
+DEMO_POST_SURVEY: list[dict[str, Any]] = [
     {"key": "clear", "text": "The instructions were clear.", "kind": "likert"},
     {"key": "remarks", "text": "Anything you want to tell us?", "kind": "text", "required": False},
 ]
@@ -188,7 +188,7 @@ def _demo_crowd_study(dataset: Dataset, researcher: Any) -> Any:
         document.external_id: [Mention(p.start, p.end, p.type) for p in entities]
         for document, entities in zip(documents, found, strict=True)
     }
-    training = []
+    training: list[TrainingSpec] = []
     for document in documents:
         made = attention_checks(
             text=document.text,
