@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from api.common import RESEARCHERS, visible_study
 from common.errors import BrokerUnavailable
+from common.roles import signed_in_user
 from common.validation import errors_by_field
 from judges.selectors import judge_run_items, judge_runs_for_study, judge_runs_for_user
 from judges.services import JudgeSpec, judge_run_start
@@ -97,7 +98,7 @@ class StudyJudgeRunsApi(ListAPIView):
         if study_task is None:
             return Response({"task": [f"The study has no task {data['task']!r}."]}, status=400)
         spec = JudgeSpec(
-            study_task=study_task, created_by=request.user, **{k: v for k, v in data.items() if k != "task"}
+            study_task=study_task, created_by=signed_in_user(request), **{k: v for k, v in data.items() if k != "task"}
         )
         try:
             run = judge_run_start(spec=spec)
@@ -115,7 +116,9 @@ class JudgeRunApi(APIView):
 
     @extend_schema(responses=JudgeRunOutput)
     def get(self, request: Request, run_id: int) -> Response:
-        return Response(JudgeRunOutput(get_object_or_404(judge_runs_for_user(user=request.user), pk=run_id)).data)
+        return Response(
+            JudgeRunOutput(get_object_or_404(judge_runs_for_user(user=signed_in_user(request)), pk=run_id)).data
+        )
 
 
 class JudgeRunItemsApi(ListAPIView):
@@ -126,5 +129,5 @@ class JudgeRunItemsApi(ListAPIView):
     serializer_class = JudgeItemOutput
 
     def get_queryset(self) -> Any:
-        run = get_object_or_404(judge_runs_for_user(user=self.request.user), pk=self.kwargs["run_id"])
+        run = get_object_or_404(judge_runs_for_user(user=signed_in_user(self.request)), pk=self.kwargs["run_id"])
         return judge_run_items(run=run)

@@ -49,7 +49,8 @@ def _read_bounded(response: Any, max_bytes: int, deadline: float) -> bytes:
     length = response.headers.get("Content-Length")
     if length and length.isdigit() and int(length) > max_bytes:
         raise EndpointError(f"the response has {int(length)} bytes; at most {max_bytes} are read")
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         if time.monotonic() > deadline:
             raise EndpointError("the endpoint did not finish its answer in time")

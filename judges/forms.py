@@ -6,14 +6,14 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
 from common.validation import errors_by_field
 from judges.services import MAX_REQUESTS, MAX_SECONDS, MAX_TOKENS, JudgeSpec
 from protocols.llm_judge import MAX_COMPLETION_TOKENS, MAX_TEMPERATURE
 from protocols.tasks import get_task
-from studies.forms import TextField
+from studies.forms import TextField, choice_field
 from studies.models import StudyTask
 
 
@@ -41,11 +41,11 @@ class JudgeRunForm(forms.Form):
     def __init__(self, *args: Any, study_tasks: list[StudyTask], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.study_tasks = {study_task.pk: study_task for study_task in study_tasks}
-        self.fields["task"].choices = [(pk, get_task(st.task).name) for pk, st in self.study_tasks.items()]
+        choice_field(self, "task").choices = [(pk, get_task(st.task).name) for pk, st in self.study_tasks.items()]
         self.fields["endpoint"].initial = settings.FAITHANNO_LLM_URL
         self.fields["model"].initial = settings.FAITHANNO_LLM_MODEL
 
-    def spec(self, *, created_by: AbstractUser | None) -> JudgeSpec:
+    def spec(self, *, created_by: User | None) -> JudgeSpec:
         """The parsed run (after is_valid)."""
         data = self.cleaned_data
         return JudgeSpec(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
 from judges.models import JudgeItem, JudgeRun
@@ -35,7 +36,7 @@ def judge_runs_for_study(*, study: Study) -> QuerySet[JudgeRun]:
     return JudgeRun.objects.filter(study_task__study=study).select_related("rater__user", "study_task")
 
 
-def judge_runs_for_user(*, user: Any) -> QuerySet[JudgeRun]:
+def judge_runs_for_user(*, user: User) -> QuerySet[JudgeRun]:
     """The runs of the studies the user runs (admins: any)."""
     runs = JudgeRun.objects.filter(study_task__study__in=studies_for_user(user=user))
     return runs.select_related("rater__user", "study_task")

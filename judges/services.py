@@ -24,7 +24,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
@@ -76,7 +76,7 @@ class JudgeSpec:
     study_task: StudyTask
     endpoint: str
     model: str
-    created_by: AbstractUser | None = None
+    created_by: User | None = None
     api_key: str = ""  # given in the form: kept until the run ends, never shown again
     api_key_variable: str = ""  # else this environment variable's value (default: FAITHANNO_LLM_API_KEY)
     parameters: Mapping[str, Any] = field(default_factory=dict)

@@ -9,6 +9,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from common.errors import BrokerUnavailable
+from common.roles import signed_in_user
 from common.validation import errors_by_field
 from common.views import researcher_required
 from judges.forms import JudgeRunForm
@@ -24,13 +25,13 @@ def study_judge_run(request: HttpRequest, study_id: int) -> HttpResponse:
     form = JudgeRunForm(request.POST, study_tasks=judgeable_tasks(study=study))
     if not form.is_valid():
         for field, errors in form.errors.items():
-            messages.error(request, f"{field}: {' '.join(errors)}")
+            messages.error(request, f"{field}: {' '.join(str(error) for error in errors)}")
         return redirect("study_detail", study_id=study.pk)
     try:
-        run = judge_run_start(spec=form.spec(created_by=request.user))
+        run = judge_run_start(spec=form.spec(created_by=signed_in_user(request)))
     except ValidationError as exc:
-        for field, errors in errors_by_field(exc).items():
-            messages.error(request, f"{field}: {' '.join(errors)}")
+        for field, problems in errors_by_field(exc).items():
+            messages.error(request, f"{field}: {' '.join(problems)}")
     except BrokerUnavailable as exc:
         messages.error(request, f"No worker queue is reachable, so nothing was started: {exc}")
     else:
