@@ -18,6 +18,7 @@ from api.common import RESEARCHERS, visible_study
 from bundles.format import BundleInvalid
 from bundles.services.bundle_export import study_bundle_export
 from bundles.services.bundle_import import study_bundle_import
+from common.roles import signed_in_user
 from common.uploads import upload_too_large
 
 
@@ -27,7 +28,7 @@ class StudyBundleApi(APIView):
     permission_classes = RESEARCHERS
 
     @extend_schema(responses={(200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="the bundle")})
-    def get(self, request: Request, study_id: int) -> HttpResponse:
+    def get(self, request: Request, study_id: int) -> FileResponse:
         study = visible_study(request, study_id)
         # Spooled to a temporary file (the zip's central directory comes last), then streamed from it.
         handle = tempfile.TemporaryFile()  # noqa: SIM115 - FileResponse closes it
@@ -64,14 +65,14 @@ class BundleListApi(APIView):
         "`errors` naming member file, line and field, and changes nothing. A body over FAITHANNO_UPLOAD_MAX_BYTES "
         "answers 413; a bundle unpacking to more than FAITHANNO_BUNDLE_MAX_BYTES is refused.",
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> HttpResponse:  # a Response, or the app's 413 page
         payload = self.BundleImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         upload = payload.validated_data["file"]
         if upload.size > settings.FAITHANNO_UPLOAD_MAX_BYTES:
             return upload_too_large(request, upload.size)
         try:
-            result = study_bundle_import(source=upload, user=request.user)
+            result = study_bundle_import(source=upload, user=signed_in_user(request))
         except BundleInvalid as exc:
             body = {"detail": str(exc.problems[0]), "errors": [problem.as_dict() for problem in exc.problems]}
             return Response(body, status=status.HTTP_400_BAD_REQUEST)

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, models, transaction
 from django.db.models import Q
 
@@ -79,7 +79,7 @@ def _free_name(wanted: str, taken: Callable[[str], bool], max_length: int, joine
         number += 1
 
 
-def _accounts_create(names: Iterable[str]) -> dict[str, AbstractUser]:
+def _accounts_create(names: Iterable[str]) -> dict[str, User]:
     """A new inactive account, without a usable password, per user name; a taken name gets a suffix."""
     user_model = get_user_model()
     wanted = list(names)
@@ -119,7 +119,7 @@ def _create(
     stamps = list(times)
     left_out = {"id", *drop, *stamps}
     objects = [model(**links(row), **{k: v for k, v in row.items() if k not in left_out}) for row in rows]
-    manager = model._default_manager  # type: ignore[attr-defined]
+    manager = model._default_manager
     made = manager.bulk_create(objects, batch_size=BATCH)
     if stamps and made:
         for obj, row in zip(made, rows, strict=True):
@@ -135,7 +135,7 @@ def _dataset_name(name: str) -> str:
 
 
 def study_bundle_import(
-    *, source: IO[bytes], user: AbstractUser | None, progress: Progress | None = None
+    *, source: IO[bytes], user: User | None, progress: Progress | None = None
 ) -> BundleImportResult:
     """Import the bundle in `source` (a binary, seekable file); raises BundleInvalid naming member, line
     and field, and then nothing was written."""
@@ -171,7 +171,7 @@ def _recorded(
     manifest_sha256: str,
     result: BundleImportResult,
     contents: BundleContents,
-    user: AbstractUser | None,
+    user: User | None,
 ) -> None:
     BundleImport.objects.create(
         bundle_id=manifest["bundle_id"],
@@ -186,7 +186,7 @@ def _recorded(
     )
 
 
-def _write(contents: BundleContents, user: AbstractUser | None, told: Progress) -> BundleImportResult:
+def _write(contents: BundleContents, user: User | None, told: Progress) -> BundleImportResult:
     counts: dict[str, int] = {}
 
     def create(name: str, model: type[models.Model], **options: Any) -> dict[Any, int]:
