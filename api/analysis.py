@@ -21,17 +21,15 @@ from common.exports import EXPORT_FORMATS
 from stats.agreement import LEVELS
 from stats.correlation import LEVELS as CORRELATION_LEVELS
 from stats.correlation import METHODS
-from stats.crowd_quality import MAJORITY
-from stats.crowd_quality import METHODS as AGGREGATION_METHODS
+from stats.crowd_quality import MAJORITY, MAX_REQUEST_JUDGEMENTS
 from stats.metaeval import BALANCED_ACCURACY, PROTOCOLS
 from studies.models import Study, StudyTask
 from studies.selectors.tasks import dataset_imported_study, dataset_imported_tasks, study_tasks
 
 # Resamples for a confidence interval: the command's default; more would let one request hold a worker.
 MAX_BOOTSTRAP = 1000
-# A crowd model (aggregation other than the majority) over more judgements than this would hold a worker for
-# minutes (GLAD: 36 s for 3,000 on the loaded 2-core machine, docs/PERFORMANCE.md); the command has no limit.
-MAX_MODELLED_JUDGEMENTS = 20_000
+# A crowd model over more judgements than this would hold a worker for minutes (stats.crowd_quality).
+MAX_MODELLED_JUDGEMENTS = MAX_REQUEST_JUDGEMENTS
 
 
 class CommaList(serializers.ListField):
@@ -127,9 +125,10 @@ class AgreementQuery(serializers.Serializer):
         default=False, help_text="instead of thresholds: the balanced-accuracy threshold against the human majority"
     )
     aggregation = serializers.ChoiceField(
-        choices=AGGREGATION_METHODS,
+        choices=analysis_groups.REFERENCES,
         default=MAJORITY,
-        help_text="metric raters: the human reference label (majority vote, or a crowd model: docs/CROWD_CHECKS.md)",
+        help_text="metric raters: the human reference label (majority vote, a crowd model: docs/CROWD_CHECKS.md, "
+        "or 'final': the study's final labels, adjudication)",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

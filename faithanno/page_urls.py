@@ -1,6 +1,6 @@
 from django.urls import path
 
-from analysis.views import analysis, browse, inspect
+from analysis.views import adjudication, analysis, browse, inspect
 from analysis.views import studies as study_pages
 from common import views as common
 from studies.views import annotate, imports, studies
@@ -44,6 +44,23 @@ urlpatterns = [
         "studies/<int:study_id>/summaries.<str:format_name>",
         analysis.study_summaries_export,
         name="study_summaries_export",
+    ),
+    # Adjudication: final labels of the disagreements (analysis/views/adjudication.py).
+    path("studies/<int:study_id>/adjudication/", adjudication.adjudication_queue, name="adjudication_queue"),
+    path(
+        "studies/<int:study_id>/adjudication/compute/",
+        adjudication.adjudication_compute,
+        name="adjudication_compute",
+    ),
+    path(
+        "studies/<int:study_id>/adjudication/<int:item_id>/",
+        adjudication.adjudication_item,
+        name="adjudication_item",
+    ),
+    path(
+        "studies/<int:study_id>/adjudication/<int:item_id>/save/",
+        adjudication.adjudication_save,
+        name="adjudication_save",
     ),
     path("datasets/", analysis.datasets, name="datasets"),
     # Uploads and their import jobs (annotations/views/imports.py).

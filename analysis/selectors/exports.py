@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractUser
+from django.db.models import F, FilteredRelation, Q
 
 from analysis.selectors.analysis import (
     enhanced_studies,
@@ -17,7 +18,7 @@ from analysis.selectors.analysis import (
 )
 from corpus.models import Dataset, Summary
 from protocols.tasks import unit_statement
-from stats.enhanced import AGGREGATIONS
+from stats.enhanced import VARIANTS
 from studies.models import Study
 from studies.selectors.studies import study_judgements_in_order, study_skips_in_order
 
@@ -49,8 +50,13 @@ JUDGEMENT_COLUMN_TYPES: dict[str, str] = {
     "explanation_config": "json",
     "cannot_judge": "text",
     "cannot_judge_note": "text",
+    "final_label": "text",
+    "final_status": "text",
+    "final_method": "text",
+    "final_by": "text",
 }
 EXPORT_FIELDS = tuple(JUDGEMENT_COLUMN_TYPES)
+NO_FINAL_LABEL = {"final_label": "", "final_status": "", "final_method": "", "final_by": ""}
 
 
 def study_judgement_rows(*, study: Study) -> Iterator[dict[str, Any]]:
@@ -61,7 +67,14 @@ def study_judgement_rows(*, study: Study) -> Iterator[dict[str, Any]]:
 
 
 def _judgement_rows(study: Study) -> Iterator[dict[str, Any]]:
-    rows = study_judgements_in_order(study=study).values_list(
+    # The unit's final label (studies.models.FinalLabel) joined in the same query: one row per judgement.
+    judgements = study_judgements_in_order(study=study).annotate(
+        final=FilteredRelation(
+            "assignment__item__final_labels",
+            condition=Q(assignment__item__final_labels__unit_index=F("unit_index")),
+        )
+    )
+    rows = judgements.values_list(
         "assignment__item__study_task__task",
         "assignment__guidelines_version",
         "assignment__annotator__username",
@@ -82,6 +95,10 @@ def _judgement_rows(study: Study) -> Iterator[dict[str, Any]]:
         "assignment__item__explanation__metric",
         "assignment__item__explanation__model_ids",
         "assignment__item__explanation__config",
+        "final__label",
+        "final__status",
+        "final__method",
+        "final__adjudicated_by__username",
     )
     for (
         task,
@@ -104,6 +121,10 @@ def _judgement_rows(study: Study) -> Iterator[dict[str, Any]]:
         metric,
         model_ids,
         config,
+        final_label,
+        final_status,
+        final_method,
+        final_by,
     ) in rows.iterator(chunk_size=2000):
         yield {
             "study": study.pk,
@@ -133,6 +154,10 @@ def _judgement_rows(study: Study) -> Iterator[dict[str, Any]]:
             "explanation_config": config or {},
             "cannot_judge": "",
             "cannot_judge_note": "",
+            "final_label": final_label or "",
+            "final_status": final_status or "",
+            "final_method": final_method or "",
+            "final_by": final_by or "",
         }
 
 
@@ -195,6 +220,7 @@ def _skip_rows(study: Study) -> Iterator[dict[str, Any]]:
             "explanation_config": config or {},
             "cannot_judge": reason,
             "cannot_judge_note": note,
+            **NO_FINAL_LABEL,
         }
 
 
@@ -226,7 +252,7 @@ def _enhanced_columns(
         if study is not None and candidate.pk != study.pk:
             continue
         prefix = "enhanced" if study is not None else f"enhanced:study{candidate.pk}"
-        columns += [(candidate, task, agg, f"{prefix}:{task}:{agg}") for task in tasks for agg in AGGREGATIONS]
+        columns += [(candidate, task, agg, f"{prefix}:{task}:{agg}") for task in tasks for agg in VARIANTS]
     return columns
 
 

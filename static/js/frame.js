@@ -49,6 +49,7 @@
 
   // Text drawing lives in text.js, shared with the inspector.
   const { codePointText, element, renderText } = window.FaithAnnoText;
+  const { csrfToken, editable, fillHelp, matches } = window.FaithAnnoKeys;
 
   // Choice buttons with their shortcut shown and announced; `groupLabel` names the group for screen readers.
   function choiceButtons(choices, groupLabel, onChoose) {
@@ -445,38 +446,12 @@
     }
     const taskKeys = task.keys || [];
 
-    const helpRows = document.getElementById("help-rows");
-    for (const entry of taskKeys.concat(frameKeys)) {
-      const keys = element("th", { scope: "row" });
-      entry.keys.forEach((key, i) => {
-        if (i) keys.append(" / ");
-        keys.append(element("kbd", { text: key }));
-      });
-      helpRows.append(element("tr", {}, [keys, element("td", { text: entry.label })]));
-    }
+    fillHelp(document.getElementById("help-rows"), taskKeys.concat(frameKeys), element);
 
-    function matches(entry, event) {
-      return entry.keys.some((key) => {
-        if (key === "Shift+←") return event.shiftKey && event.key === "ArrowLeft";
-        if (key === "Shift+→") return event.shiftKey && event.key === "ArrowRight";
-        if (event.shiftKey && (key === "←" || key === "→")) return false;
-        const aliases = { "←": "ArrowLeft", "→": "ArrowRight", "↑": "ArrowUp", "↓": "ArrowDown", Del: "Delete" };
-        return event.key === (aliases[key] || key);
-      });
-    }
-
-    // The keyboard rule: a single-key shortcut acts only while the focus is outside every editable field,
-    // so a key meant as a shortcut can never end up in an annotator's text. Inside a field only Ctrl/Cmd+Enter
-    // (submit) and Esc (leave the field) act. No script moves the focus into a field unless the annotator
-    // pressed that field's own key (its keydown is cancelled, so the key is not typed).
-    function editable(target) {
-      return (
-        target instanceof HTMLTextAreaElement ||
-        target instanceof HTMLSelectElement ||
-        (target instanceof HTMLInputElement && !["checkbox", "radio", "button", "submit", "reset"].includes(target.type)) ||
-        (target instanceof HTMLElement && target.isContentEditable)
-      );
-    }
+    // The keyboard rule (keys.js): a single-key shortcut acts only while the focus is outside every editable
+    // field. Inside a field only Ctrl/Cmd+Enter (submit) and Esc (leave the field) act. No script moves the
+    // focus into a field unless the annotator pressed that field's own key (its keydown is cancelled, so the
+    // key is not typed).
 
     document.addEventListener("keydown", (event) => {
       lastActivity = Date.now();

@@ -1,0 +1,160 @@
+"""Adjudication pages: the queue of a study's disagreements, one item side by side with its evidence, and
+the posts that set a final label or compute the automatic ones.
+
+Only the study's researchers, its adjudicators and admins reach them (studies_adjudicable); any other
+study or item id answers 404, as every study page does.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from analysis.selectors import adjudication as selectors
+from common.validation import InputError, finite_number
+from common.views import input_error_answer
+from stats.crowd_quality import MAX_REQUEST_JUDGEMENTS, METHODS
+from studies.models import Study, StudyItem
+from studies.selectors.access import studies_adjudicable
+from studies.selectors.adjudication import adjudicable_tasks
+from studies.services.adjudication import AdjudicationConflict, final_label_adjudicate, study_final_labels_compute
+from studies.views.frame import json_body
+
+
+def adjudicable_study(request: HttpRequest, study_id: int) -> Study:
+    return get_object_or_404(studies_adjudicable(user=request.user), pk=study_id)
+
+
+def queue_filters(params: dict[str, str], tasks: list[str]) -> selectors.QueueFilters:
+    """The queue's filters from a query string; a bad one raises InputError naming it."""
+    task = params.get("task") or None
+    if task is not None and task not in tasks:
+        raise InputError(
+            "task", f"task must be one of the study's adjudicable tasks ({', '.join(tasks)}), got {task!r}"
+        )
+    below = params.get("below", "")
+    return selectors.QueueFilters(
+        task=task,
+        below=finite_number(below, field="below", minimum=0.0, maximum=1.01) if below != "" else 1.0,
+        flagged=params.get("flagged") == "1",
+        open=params.get("open") == "1",
+    )
+
+
+def _queue(request: HttpRequest, study: Study) -> tuple[selectors.Queue, selectors.QueueFilters]:
+    tasks, _ = adjudicable_tasks(study=study)
+    filters = queue_filters(request.GET.dict(), [task.task for task in tasks])
+    return selectors.adjudication_queue(study=study, filters=filters), filters
+
+
+@login_required
+@require_GET
+def adjudication_queue(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = adjudicable_study(request, study_id)
+    try:
+        queue, filters = _queue(request, study)
+    except InputError as exc:
+        return input_error_answer(request, exc)
+    return render(
+        request,
+        "annotations/adjudication/queue.html",
+        {
+            "study": study,
+            "queue": queue,
+            "filters": filters,
+            "query": urlencode(filters.query()),
+            "methods": METHODS,
+            "statuses": selectors.Status.choices,
+        },
+    )
+
+
+@login_required
+@require_GET
+def adjudication_item(request: HttpRequest, study_id: int, item_id: int) -> HttpResponse:
+    study = adjudicable_study(request, study_id)
+    item = get_object_or_404(
+        StudyItem.objects.select_related("study_task__study", "summary__document", "explanation"),
+        pk=item_id,
+        study_task__study=study,
+    )
+    try:
+        queue, filters = _queue(request, study)
+    except InputError as exc:
+        return input_error_answer(request, exc)
+    view = selectors.adjudication_item(item=item, user=request.user, queue=queue)
+    query = urlencode(filters.query())
+
+    def url(pk: int | None) -> str:
+        return f"{reverse('adjudication_item', args=[study.pk, pk])}?{query}" if pk else ""
+
+    state = {
+        **view.script_state(),
+        "saveUrl": reverse("adjudication_save", args=[study.pk, item.pk]),
+        "nextUrl": url(view.next_id),
+        "previousUrl": url(view.previous_id),
+        "queueUrl": f"{reverse('adjudication_queue', args=[study.pk])}?{query}",
+    }
+    return render(
+        request,
+        "annotations/adjudication/item.html",
+        {"study": study, "view": view, "inspection": view.inspection, "state": state, "query": query},
+    )
+
+
+@login_required
+@require_POST
+def adjudication_save(request: HttpRequest, study_id: int, item_id: int) -> HttpResponse:
+    """JSON in ({unit_index, version, label | accept, note}), the unit's final label out."""
+    study = adjudicable_study(request, study_id)
+    body = json_body(request)
+    if isinstance(body, JsonResponse):
+        return body
+    if not StudyItem.objects.filter(pk=item_id, study_task__study=study).exists():
+        return JsonResponse({"errors": ["No such item in this study."]}, status=404)
+    try:
+        row = final_label_adjudicate(
+            user=request.user,
+            item_id=item_id,
+            unit_index=body.get("unit_index"),
+            version=body.get("version"),
+            label=body.get("label"),
+            accept=body.get("accept"),
+            note=body.get("note", ""),
+        )
+    except StudyItem.DoesNotExist:
+        return JsonResponse({"errors": ["No such item in this study."]}, status=404)
+    except AdjudicationConflict as exc:
+        return JsonResponse({"errors": [str(exc)]}, status=409)
+    except ValidationError as exc:
+        by_field = exc.message_dict
+        errors = [message for found in by_field.values() for message in found]
+        # "field" as the annotation views' malformed-request answers name it; "fields" every problem by field.
+        return JsonResponse({"errors": errors, "field": next(iter(by_field)), "fields": by_field}, status=400)
+    return JsonResponse({"unit_index": row.unit_index, "final": selectors.final_state(row)})
+
+
+@login_required
+@require_POST
+def adjudication_compute(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Compute the automatic final labels of every adjudicable task (ties broken by the chosen crowd model)."""
+    study = adjudicable_study(request, study_id)
+    try:
+        counts = study_final_labels_compute(
+            study=study, method=request.POST.get("method", "majority"), max_modelled_judgements=MAX_REQUEST_JUDGEMENTS
+        )
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect("adjudication_queue", study.pk)
+    for task, by_status in counts.items():
+        summary = ", ".join(f"{n} {status}" for status, n in by_status.items() if n)
+        messages.success(request, f"{task}: {summary or 'no judged units yet'}.")
+    return redirect("adjudication_queue", study.pk)
