@@ -35,7 +35,7 @@ def _study(request: Request, study_id: int) -> Study:
     return get_object_or_404(studies_adjudicable(user=request.user), pk=study_id)
 
 
-class FinalOutput(serializers.Serializer):
+class FinalLabelOutput(serializers.Serializer):
     label = serializers.CharField(help_text="empty while unresolved or not computed")
     status = serializers.CharField(
         help_text="unanimous, majority, aggregated, adjudicated, unresolved; empty: none yet"
@@ -54,7 +54,7 @@ class QueueApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class QueueQuery(serializers.Serializer):
+    class AdjudicationQueueQuery(serializers.Serializer):
         task = serializers.CharField(required=False, help_text="one task's items")
         below = FiniteFloatField(
             default=1.0, min_value=0.0, max_value=1.01, help_text="items with a unit whose agreement is below this"
@@ -62,7 +62,7 @@ class QueueApi(APIView):
         flagged = serializers.BooleanField(default=False, help_text='only items marked "cannot judge"')
         open = serializers.BooleanField(default=False, help_text="only items with units still to decide")
 
-    class QueueRowOutput(serializers.Serializer):
+    class AdjudicationQueueRowOutput(serializers.Serializer):
         item = serializers.IntegerField(source="item_id")
         task = serializers.CharField()
         summary = serializers.IntegerField(source="summary_id")
@@ -75,30 +75,34 @@ class QueueApi(APIView):
         n_skipped = serializers.IntegerField(help_text='annotators who marked the item "cannot judge"')
         statuses = serializers.DictField(child=serializers.IntegerField(), help_text="final label status -> units")
 
-    class QueueOutput(serializers.Serializer):
+    class AdjudicationQueueOutput(serializers.Serializer):
         n_matching = serializers.IntegerField()
         tasks = serializers.ListField(child=serializers.CharField())
         items = serializers.SerializerMethodField()
 
         def get_items(self, queue: selectors.Queue) -> list[dict[str, Any]]:
-            return QueueApi.QueueRowOutput(queue.rows, many=True).data  # type: ignore[return-value]
+            return QueueApi.AdjudicationQueueRowOutput(queue.rows, many=True).data  # type: ignore[return-value]
 
-    @extend_schema(parameters=[QueueQuery], responses={200: QueueOutput})
+    @extend_schema(
+        operation_id="adjudication_queue", parameters=[AdjudicationQueueQuery], responses={200: AdjudicationQueueOutput}
+    )
     def get(self, request: Request, study_id: int) -> Response:
         study = _study(request, study_id)
-        query = self.QueueQuery(data=request.query_params)
+        query = self.AdjudicationQueueQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        tasks = [task.task for task in adjudicable_tasks(study=study)[0]]
+        tasks = adjudicable_tasks(study=study)
+        names = [study_task.task for study_task in tasks[0]]
         task = query.validated_data.get("task")
-        if task is not None and task not in tasks:
-            return Response({"task": [f"not an adjudicable task of this study ({', '.join(tasks)})"]}, status=400)
+        if task is not None and task not in names:
+            return Response({"task": [f"not an adjudicable task of this study ({', '.join(names)})"]}, status=400)
         filters = selectors.QueueFilters(
             task=task,
             below=query.validated_data["below"],
             flagged=query.validated_data["flagged"],
             open=query.validated_data["open"],
         )
-        return Response(self.QueueOutput(selectors.adjudication_queue(study=study, filters=filters)).data)
+        queue = selectors.adjudication_queue(study=study, filters=filters, tasks=tasks)
+        return Response(self.AdjudicationQueueOutput(queue).data)
 
 
 class ItemApi(APIView):
@@ -108,7 +112,7 @@ class ItemApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class RaterOutput(serializers.Serializer):
+    class AdjudicationRaterOutput(serializers.Serializer):
         username = serializers.CharField()
         seconds = serializers.FloatField(help_text="active time on the item")
         comment = serializers.CharField()
@@ -116,7 +120,7 @@ class ItemApi(APIView):
         cannot_judge = serializers.CharField(source="skipped")
         cannot_judge_note = serializers.CharField(source="skip_note")
 
-    class UnitOutput(serializers.Serializer):
+    class AdjudicationUnitOutput(serializers.Serializer):
         index = serializers.IntegerField()
         text = serializers.CharField()
         prompt = serializers.CharField()
@@ -125,9 +129,9 @@ class ItemApi(APIView):
         notes = serializers.DictField(child=serializers.CharField(), help_text="annotator -> note")
         majority = serializers.CharField(allow_null=True, help_text="null on a tie")
         agreement = serializers.FloatField(allow_null=True)
-        final = FinalOutput()
+        final = FinalLabelOutput()
 
-    class ItemOutput(serializers.Serializer):
+    class AdjudicationItemOutput(serializers.Serializer):
         item = serializers.IntegerField(source="item.pk")
         task = serializers.CharField(source="task.key")
         summary = serializers.IntegerField(source="item.summary_id")
@@ -135,21 +139,21 @@ class ItemApi(APIView):
         units = serializers.SerializerMethodField()
 
         def get_raters(self, decisions: selectors.ItemDecisions) -> list[dict[str, Any]]:
-            return ItemApi.RaterOutput(decisions.raters, many=True).data  # type: ignore[return-value]
+            return ItemApi.AdjudicationRaterOutput(decisions.raters, many=True).data  # type: ignore[return-value]
 
         def get_units(self, decisions: selectors.ItemDecisions) -> list[dict[str, Any]]:
-            return ItemApi.UnitOutput(decisions.units, many=True).data  # type: ignore[return-value]
+            return ItemApi.AdjudicationUnitOutput(decisions.units, many=True).data  # type: ignore[return-value]
 
-    class AdjudicateInput(serializers.Serializer):
+    class AdjudicationInput(serializers.Serializer):
         unit_index = serializers.IntegerField(min_value=0, max_value=INT32_MAX)
         version = serializers.IntegerField(min_value=0, max_value=INT32_MAX)
         label = serializers.CharField(required=False, max_length=50, help_text="one of the unit's choices")
         accept = serializers.ChoiceField(choices=ACCEPTS, required=False)
         note = serializers.CharField(required=False, allow_blank=True, max_length=MAX_NOTE_CHARS, default="")
 
-    class AdjudicatedOutput(serializers.Serializer):
+    class AdjudicationOutput(serializers.Serializer):
         unit_index = serializers.IntegerField()
-        final = FinalOutput()
+        final = FinalLabelOutput()
 
     def _item(self, request: Request, study_id: int, item_id: int) -> StudyItem:
         study = _study(request, study_id)
@@ -159,15 +163,15 @@ class ItemApi(APIView):
             study_task__study=study,
         )
 
-    @extend_schema(responses={200: ItemOutput})
+    @extend_schema(operation_id="adjudication_item", responses={200: AdjudicationItemOutput})
     def get(self, request: Request, study_id: int, item_id: int) -> Response:
         item = self._item(request, study_id, item_id)
-        return Response(self.ItemOutput(selectors.item_decisions(item=item)).data)
+        return Response(self.AdjudicationItemOutput(selectors.item_decisions(item=item)).data)
 
-    @extend_schema(request=AdjudicateInput, responses={200: AdjudicatedOutput})
+    @extend_schema(operation_id="adjudication_decide", request=AdjudicationInput, responses={200: AdjudicationOutput})
     def post(self, request: Request, study_id: int, item_id: int) -> Response:
         item = self._item(request, study_id, item_id)
-        data = self.AdjudicateInput(data=request.data)
+        data = self.AdjudicationInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
             row = final_label_adjudicate(user=request.user, item_id=item.pk, **data.validated_data)
@@ -175,7 +179,7 @@ class ItemApi(APIView):
             return Response({"version": [str(exc)]}, status=status.HTTP_409_CONFLICT)
         except ValidationError as exc:
             return Response(errors_by_field(exc), status=status.HTTP_400_BAD_REQUEST)
-        return Response(self.AdjudicatedOutput(_adjudicated(row)).data)
+        return Response(self.AdjudicationOutput(_adjudicated(row)).data)
 
 
 def _adjudicated(row: FinalLabel) -> dict[str, Any]:
@@ -189,18 +193,20 @@ class FinalLabelsComputeApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class ComputeInput(serializers.Serializer):
+    class FinalLabelsComputeInput(serializers.Serializer):
         method = serializers.ChoiceField(choices=METHODS, default=MAJORITY, help_text="majority: ties stay unresolved")
 
-    class ComputeOutput(serializers.Serializer):
+    class FinalLabelsComputeOutput(serializers.Serializer):
         tasks = serializers.DictField(
             child=serializers.DictField(child=serializers.IntegerField()), help_text="task -> status -> units"
         )
 
-    @extend_schema(request=ComputeInput, responses={200: ComputeOutput})
+    @extend_schema(
+        operation_id="final_labels_compute", request=FinalLabelsComputeInput, responses={200: FinalLabelsComputeOutput}
+    )
     def post(self, request: Request, study_id: int) -> Response:
         study = _study(request, study_id)
-        data = self.ComputeInput(data=request.data)
+        data = self.FinalLabelsComputeInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
             counts = study_final_labels_compute(
@@ -208,4 +214,4 @@ class FinalLabelsComputeApi(APIView):
             )
         except ValidationError as exc:
             return Response(errors_by_field(exc), status=status.HTTP_400_BAD_REQUEST)
-        return Response(self.ComputeOutput({"tasks": counts}).data)
+        return Response(self.FinalLabelsComputeOutput({"tasks": counts}).data)

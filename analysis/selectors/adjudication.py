@@ -17,9 +17,10 @@ from django.contrib.auth.models import AbstractUser
 from django.db.models import Count
 
 from analysis.selectors.inspect import SummaryInspection, summary_inspection
-from protocols.tasks import TaskDefinition, get_task
+from analysis.selectors.inspect import _ranges as ranges_json
+from protocols.tasks import TaskDefinition, Unit, get_task
 from stats.agreement import majority_label
-from studies.models import Assignment, FinalLabel, Judgement, Study, StudyItem
+from studies.models import Assignment, FinalLabel, Judgement, Study, StudyItem, StudyTask
 from studies.selectors.adjudication import adjudicable_tasks
 from studies.selectors.assignments import item_units
 
@@ -80,10 +81,16 @@ class Queue:
     not_adjudicable: dict[str, str]  # the study's other tasks, and why
 
 
-def adjudication_queue(*, study: Study, filters: QueueFilters, limit: int = MAX_QUEUE_ROWS) -> Queue:
+def adjudication_queue(
+    *,
+    study: Study,
+    filters: QueueFilters,
+    limit: int = MAX_QUEUE_ROWS,
+    tasks: tuple[list[StudyTask], dict[str, str]] | None = None,
+) -> Queue:
     """The study's judged items that pass the filters, most disagreed first (lowest unit agreement, most
-    disagreeing units), then by task and position."""
-    study_tasks, others = adjudicable_tasks(study=study)
+    disagreeing units), then by task and position. `tasks`: adjudicable_tasks(study) when already read."""
+    study_tasks, others = tasks if tasks is not None else adjudicable_tasks(study=study)
     names = {study_task.pk: study_task.task for study_task in study_tasks}
     chosen = [pk for pk, name in names.items() if filters.task in (None, name)]
     votes: dict[tuple[int, int], Counter[str]] = defaultdict(Counter)
@@ -181,6 +188,8 @@ class UnitView:
     agreement: float | None
     final: dict[str, Any]
     cells: list[tuple[str, str]]  # (label, note) of each rater of AdjudicationItem.columns, in that order
+    summary_ranges: str = "[]"  # where the unit is in the summary and what it points at in the document,
+    source_ranges: str = "[]"  # as the inspector's "reveal" buttons read them
 
 
 @dataclass(frozen=True)
@@ -254,6 +263,23 @@ def final_state(row: FinalLabel | None) -> dict[str, Any]:
     }
 
 
+def unit_ranges(unit: Unit) -> tuple[str, str]:
+    """The unit's place in the summary and its evidence in the document: BERTScore's aligned source words,
+    QGQA's two answers, the entailment task's top source sentences."""
+    extra = unit.extra
+    summary = [(unit.start, unit.end, "answer")]
+    source: list[tuple[int | None, int | None, str]] = []
+    if isinstance(extra.get("summary_answer"), dict):
+        summary = [(extra["summary_answer"].get("start"), extra["summary_answer"].get("end"), "answer")]
+    if isinstance(extra.get("source_answer"), dict):
+        source = [(extra["source_answer"].get("start"), extra["source_answer"].get("end"), "answer")]
+    for start, end in extra.get("aligned") or []:
+        source.append((start, end, "answer"))
+    for rank, entry in enumerate(extra.get("top") or [], start=1):
+        source.append((entry.get("start"), entry.get("end"), f"top rank-{min(rank, 3)}"))
+    return ranges_json(*summary), ranges_json(*source)
+
+
 def item_decisions(*, item: StudyItem) -> ItemDecisions:
     """One item with every annotator's labels, notes, time and comment and the final labels."""
     task = get_task(item.study_task.task)
@@ -297,6 +323,7 @@ def item_decisions(*, item: StudyItem) -> ItemDecisions:
     for unit in item_units(item, with_document=True):
         by_annotator = labels.get(unit.index, {})
         counter: Counter[Hashable] = Counter(by_annotator.values())
+        summary_ranges, source_ranges = unit_ranges(unit)
         units.append(
             UnitView(
                 index=unit.index,
@@ -309,6 +336,8 @@ def item_decisions(*, item: StudyItem) -> ItemDecisions:
                 agreement=max(counter.values()) / len(by_annotator) if by_annotator else None,
                 final=final_state(finals.get(unit.index)),
                 cells=[(by_annotator.get(name, ""), notes.get(unit.index, {}).get(name, "")) for name in columns],
+                summary_ranges=summary_ranges,
+                source_ranges=source_ranges,
             )
         )
     return ItemDecisions(item=item, task=task, raters=raters, units=units, columns=columns)

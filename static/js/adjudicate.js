@@ -47,6 +47,9 @@
       });
       const unit = unitOf(rows[current]);
       noteEl.value = unit.final.note || "";
+      // The inspector's script (inspect.js) highlights the unit in the summary and its evidence in the document.
+      const reveal = rows[current].querySelector("button.reveal");
+      if (reveal) reveal.click();
       rows[current].focus();
       showPending();
       const final = unit.final.status ? unit.final.label || "none" : "none yet";

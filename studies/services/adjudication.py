@@ -20,7 +20,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from common.validation import INT32_MAX, InputError, bounded_int, storable_text
@@ -158,13 +158,13 @@ def final_labels_compute(
 
 
 def study_final_labels_compute(
-    *, study: Study, method: str = MAJORITY, max_modelled_judgements: int | None = None
+    *, study: Study, method: str = MAJORITY, seed: int = 0, max_modelled_judgements: int | None = None
 ) -> dict[str, dict[str, int]]:
     """final_labels_compute for every adjudicable task of the study, all or nothing: task -> status -> units."""
     with transaction.atomic():
         return {
             study_task.task: final_labels_compute(
-                study_task=study_task, method=method, max_modelled_judgements=max_modelled_judgements
+                study_task=study_task, method=method, seed=seed, max_modelled_judgements=max_modelled_judgements
             )
             for study_task in adjudicable_tasks(study=study)[0]
         }
@@ -270,5 +270,12 @@ def final_label_adjudicate(
     row.label, row.status, row.method, row.note = label, status, method, text
     row.adjudicated_by, row.adjudicated_at = user, timezone.now()
     row.version += 1
-    row.save()
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError:
+        # A first final label of this unit written meanwhile (another adjudicator, a computation).
+        raise AdjudicationConflict(
+            f"unit {index} of item {item.pk} got a final label while this page was open: reload the item"
+        ) from None
     return row

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractUser
 from django.core.exceptions import ValidationError
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
 from django.urls import reverse
 
@@ -284,3 +287,32 @@ def test_it_flags_items_an_annotator_could_not_judge(
     assert [(row.item_id, row.n_skipped) for row in rows] == [(flagged.pk, 1)]
     page = client.get(reverse("adjudication_item", args=[study.pk, flagged.pk]))
     assert "Broken text" in page.content.decode()
+
+
+def test_it_computes_final_labels_from_the_command(
+    bertscore_study: Study, alice: AbstractUser, bob: AbstractUser
+) -> None:
+    judged_study(bertscore_study, alice, bob)
+    out = io.StringIO()
+    call_command("final_labels", "--study", str(bertscore_study.pk), "--method", "wawa", stdout=out)
+    counts = json.loads(out.getvalue())["bertscore"]
+    assert counts["aggregated"] > 0 and counts["unresolved"] == 0
+    assert FinalLabel.objects.filter(status=Status.AGGREGATED, method="wawa").count() == counts["aggregated"]
+    with pytest.raises(CommandError, match="no study 999999"):
+        call_command("final_labels", "--study", "999999")
+
+
+def test_it_refuses_a_crowd_model_over_too_many_judgements_in_a_request(
+    bertscore_study: Study, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser, monkeypatch: Any
+) -> None:
+    judged_study(bertscore_study, alice, bob)
+    monkeypatch.setattr("analysis.views.adjudication.MAX_REQUEST_JUDGEMENTS", 3)
+    url = reverse("adjudication_compute", args=[bertscore_study.pk])
+    answer = client_for(rita).post(url, {"method": "wawa"}, follow=True)
+    assert (
+        "takes too long for a request" in answer.content.decode()
+        and "manage.py final_labels" in answer.content.decode()
+    )
+    assert not FinalLabel.objects.exists()
+    answer = client_for(rita).post(url, {"method": "majority"}, follow=True)
+    assert "bertscore:" in answer.content.decode() and FinalLabel.objects.exists()
