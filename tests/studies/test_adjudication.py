@@ -257,6 +257,9 @@ def test_it_lists_disagreements_with_filters(
         if len(set(unit.labels.values())) > 1:
             final_label_adjudicate(user=rita, item_id=item.pk, unit_index=unit.index, version=0, label="correct")
     assert client.get(url, {"open": "1"}).context["queue"].n_matching == 0
+    # The analysis page's disagreement list links each unit's item to its adjudication.
+    analysis = client.get(reverse("study_analysis", args=[bertscore_study.pk])).content.decode()
+    assert reverse("adjudication_item", args=[bertscore_study.pk, item.pk]) in analysis
     assert client.get(url).context["queue"].rows[0].n_decided > 0
 
 
