@@ -103,6 +103,9 @@ QUERY_PARAMETERS = sorted(
         "o",
         "p",
         "unknown",
+        "below",
+        "flagged",
+        "open",
     }
 )
 
@@ -364,6 +367,15 @@ def write_targets(world: World) -> list[Any]:
             [("draft", "comment"), ("draft", "task", "edit", "text"), ("draft", None), ("draft", "seconds")],
         )
     )
+    # Adjudication: a final label of the first unit of a BERTScore item (a replay answers 409 and changes nothing).
+    judged = world.assignment("bertscore").item
+    decision = {"unit_index": units_of(world.assignment("bertscore"))[0].index, "version": 0, "label": "correct"}
+    decision_paths = [("note",), ("label",), ("unit_index",), ("version",), ("accept",)]
+    for name, client in (("adjudication_save", "rita"), ("api_adjudication_item", "rita-api")):
+        url = reverse(name, args=[study.pk, judged.pk])
+        targets.append(JsonTarget(name, client, url, {**decision, "note": "Checked."}, decision_paths))
+    compute = reverse("api_final_labels_compute", args=[study.pk])
+    targets.append(JsonTarget("api_final_labels_compute", "rita-api", compute, {"method": "majority"}, [("method",)]))
     targets.append(
         JsonTarget(
             "api_study_example_submit",
@@ -472,6 +484,7 @@ def write_targets(world: World) -> list[Any]:
             ["remove", "annotators"],
         ),
         FormTarget("study_reclaim", "rita", reverse("study_reclaim", args=[study.pk]), {}, ["unknown"]),
+        FormTarget("adjudication_compute", "rita", reverse("adjudication_compute", args=[study.pk]), {}, ["method"]),
         FormTarget(
             "study_task_guidelines",
             "rita",
@@ -560,6 +573,8 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "summary_compare": [],
         "api_token": [],
         "import_job": [world.import_job.pk],
+        "adjudication_queue": [study.pk],
+        "adjudication_item": [study.pk, assignment.item_id],
     }
     for name, args in researcher_pages.items():
         url = reverse(name, args=args)
@@ -594,6 +609,8 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "api_study_agreement": [study.pk],
         "api_study_summaries_export": [study.pk, "jsonl"],
         "api_study_judgements_export": [study.pk, "csv"],
+        "api_adjudication_queue": [study.pk],
+        "api_adjudication_item": [study.pk, assignment.item_id],
         "api_schema": [],
         "api_import_job": [world.import_job.pk],
     }
@@ -656,6 +673,10 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "api_study_annotators",
         "api_scoring",
         "dataset_import_upload",
+        "adjudication_save",
+        "adjudication_compute",
+        "api_adjudication_item",
+        "api_final_labels_compute",
     }
     forms = {"study_new", "study_task_guidelines", "study_task_examples", "api_token", "api_studies", "api_datasets"}
     every: set[str] = set()

@@ -18,9 +18,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from analysis.selectors import adjudication as selectors
-from common.validation import InputError, finite_number
+from common.validation import InputError, finite_number, printable
 from common.views import input_error_answer
-from stats.crowd_quality import MAX_REQUEST_JUDGEMENTS, METHODS
+from stats.crowd_quality import MAJORITY, MAX_REQUEST_JUDGEMENTS, METHODS
 from studies.models import Study, StudyItem
 from studies.selectors.access import studies_adjudicable
 from studies.selectors.adjudication import adjudicable_tasks
@@ -146,10 +146,13 @@ def adjudication_save(request: HttpRequest, study_id: int, item_id: int) -> Http
 def adjudication_compute(request: HttpRequest, study_id: int) -> HttpResponse:
     """Compute the automatic final labels of every adjudicable task (ties broken by the chosen crowd model)."""
     study = adjudicable_study(request, study_id)
+    method = request.POST.get("method", MAJORITY)
+    if method not in METHODS:
+        shown = printable(method[:40])
+        problem = InputError("method", f"method must be one of {', '.join(METHODS)}, got {shown!r}")
+        return input_error_answer(request, problem)
     try:
-        counts = study_final_labels_compute(
-            study=study, method=request.POST.get("method", "majority"), max_modelled_judgements=MAX_REQUEST_JUDGEMENTS
-        )
+        counts = study_final_labels_compute(study=study, method=method, max_modelled_judgements=MAX_REQUEST_JUDGEMENTS)
     except ValidationError as exc:
         for message in exc.messages:
             messages.error(request, message)
