@@ -57,11 +57,6 @@ urlpatterns = [
         adjudication.adjudication_item,
         name="adjudication_item",
     ),
-    path(
-        "studies/<int:study_id>/adjudication/<int:item_id>/save/",
-        adjudication.adjudication_save,
-        name="adjudication_save",
-    ),
     path("datasets/", analysis.datasets, name="datasets"),
     # Uploads and their import jobs (annotations/views/imports.py).
     path("datasets/import/", imports.dataset_import_upload, name="dataset_import_upload"),

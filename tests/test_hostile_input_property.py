@@ -371,9 +371,10 @@ def write_targets(world: World) -> list[Any]:
     judged = world.assignment("bertscore").item
     decision = {"unit_index": units_of(world.assignment("bertscore"))[0].index, "version": 0, "label": "correct"}
     decision_paths = [("note",), ("label",), ("unit_index",), ("version",), ("accept",)]
-    for name, client in (("adjudication_save", "rita"), ("api_adjudication_item", "rita-api")):
-        url = reverse(name, args=[study.pk, judged.pk])
-        targets.append(JsonTarget(name, client, url, {**decision, "note": "Checked."}, decision_paths))
+    url = reverse("api_adjudication_item", args=[study.pk, judged.pk])
+    targets.append(
+        JsonTarget("api_adjudication_item", "rita-api", url, {**decision, "note": "Checked."}, decision_paths)
+    )
     compute = reverse("api_final_labels_compute", args=[study.pk])
     targets.append(JsonTarget("api_final_labels_compute", "rita-api", compute, {"method": "majority"}, [("method",)]))
     targets.append(
@@ -673,7 +674,6 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "api_study_annotators",
         "api_scoring",
         "dataset_import_upload",
-        "adjudication_save",
         "adjudication_compute",
         "api_adjudication_item",
         "api_final_labels_compute",

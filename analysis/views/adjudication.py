@@ -1,5 +1,5 @@
-"""Adjudication pages: the queue of a study's disagreements, one item side by side with its evidence, and
-the posts that set a final label or compute the automatic ones.
+"""Adjudication pages: the queue of a study's disagreements, one item side by side with its evidence (it saves
+each final label through the API under the session), and the post that computes the automatic final labels.
 
 Only the study's researchers, its adjudicators and admins reach them (studies_adjudicable); any other
 study or item id answers 404, as every study page does.
@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -24,8 +24,7 @@ from stats.crowd_quality import MAJORITY, MAX_REQUEST_JUDGEMENTS, METHODS
 from studies.models import Study, StudyItem
 from studies.selectors.access import studies_adjudicable
 from studies.selectors.adjudication import adjudicable_tasks
-from studies.services.adjudication import AdjudicationConflict, final_label_adjudicate, study_final_labels_compute
-from studies.views.frame import json_body
+from studies.services.adjudication import study_final_labels_compute
 
 
 def adjudicable_study(request: HttpRequest, study_id: int) -> Study:
@@ -97,7 +96,8 @@ def adjudication_item(request: HttpRequest, study_id: int, item_id: int) -> Http
 
     state = {
         **view.script_state(),
-        "saveUrl": reverse("adjudication_save", args=[study.pk, item.pk]),
+        # The page saves through the API under the session (api.adjudication.ItemApi), as the annotation views do.
+        "saveUrl": reverse("api_adjudication_item", args=[study.pk, item.pk]),
         "nextUrl": url(view.next_id),
         "previousUrl": url(view.previous_id),
         "queueUrl": f"{reverse('adjudication_queue', args=[study.pk])}?{query}",
@@ -107,38 +107,6 @@ def adjudication_item(request: HttpRequest, study_id: int, item_id: int) -> Http
         "annotations/adjudication/item.html",
         {"study": study, "view": view, "inspection": view.inspection, "state": state, "query": query},
     )
-
-
-@login_required
-@require_POST
-def adjudication_save(request: HttpRequest, study_id: int, item_id: int) -> HttpResponse:
-    """JSON in ({unit_index, version, label | accept, note}), the unit's final label out."""
-    study = adjudicable_study(request, study_id)
-    body = json_body(request)
-    if isinstance(body, JsonResponse):
-        return body
-    if not StudyItem.objects.filter(pk=item_id, study_task__study=study).exists():
-        return JsonResponse({"errors": ["No such item in this study."]}, status=404)
-    try:
-        row = final_label_adjudicate(
-            user=request.user,
-            item_id=item_id,
-            unit_index=body.get("unit_index"),
-            version=body.get("version"),
-            label=body.get("label"),
-            accept=body.get("accept"),
-            note=body.get("note", ""),
-        )
-    except StudyItem.DoesNotExist:
-        return JsonResponse({"errors": ["No such item in this study."]}, status=404)
-    except AdjudicationConflict as exc:
-        return JsonResponse({"errors": [str(exc)]}, status=409)
-    except ValidationError as exc:
-        by_field = exc.message_dict
-        errors = [message for found in by_field.values() for message in found]
-        # "field" as the annotation views' malformed-request answers name it; "fields" every problem by field.
-        return JsonResponse({"errors": errors, "field": next(iter(by_field)), "fields": by_field}, status=400)
-    return JsonResponse({"unit_index": row.unit_index, "final": selectors.final_state(row)})
 
 
 @login_required

@@ -1,12 +1,12 @@
 // The adjudication page: one item's units with every annotator's label; the keyboard moves between
 // units, picks a label, saves it (Enter) or accepts the majority, the aggregated label or "unresolved" in
 // one key, then moves on. Every post names the version of the final label it was made on, so a stale page
-// or a replayed post changes nothing (the server answers 409 and the page says to reload).
+// or a replayed post changes nothing (the API, posted to under the session, answers 409; the page says to reload).
 (function () {
   "use strict";
 
   const { element } = window.FaithAnnoText;
-  const { csrfToken, editable, fillHelp, matches } = window.FaithAnnoKeys;
+  const { editable, errorText, fillHelp, matches, postJson } = window.FaithAnnoKeys;
 
   function boot() {
     const stateEl = document.getElementById("adjudication-state");
@@ -73,21 +73,17 @@
       cell.replaceChildren(...parts);
     }
 
-    async function save(body) {
+    async function save(decision) {
       if (saving || !rows.length) return;
       const row = rows[current];
       const unit = unitOf(row);
       saving = true;
       try {
-        const response = await fetch(state.saveUrl, {
-          method: "POST",
-          credentials: "same-origin",
-          headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-          body: JSON.stringify(Object.assign({ unit_index: unit.index, version: unit.final.version, note: noteEl.value }, body)),
-        });
-        const answer = await response.json().catch(() => ({}));
-        if (!response.ok) {
-          announce("Not saved: " + ((answer.errors || []).join(" ") || response.statusText));
+        const body = Object.assign({ unit_index: unit.index, version: unit.final.version, note: noteEl.value }, decision);
+        const { ok, status, answer } = await postJson(state.saveUrl, body);
+        if (!ok) {
+          const reload = status === 409 ? " Reload the page to see the current final label." : "";
+          announce("Not saved: " + errorText(answer, "the server refused (" + status + ").") + reload);
           return;
         }
         unit.final = answer.final;

@@ -8,36 +8,8 @@
 
   const factories = {};
 
-  function csrfToken() {
-    const input = document.querySelector("input[name=csrfmiddlewaretoken]");
-    return input ? input.value : "";
-  }
-
-  // The page's saves all go to the API under the session: JSON with the CSRF token. Resolves to
-  // {ok, status, answer} (answer: the parsed JSON body, {} when there is none); rejects when the connection fails.
-  async function postJson(url, body, options) {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(body),
-      credentials: "same-origin",
-      ...(options || {}),
-    });
-    const answer = await response.json().catch(() => ({}));
-    return { ok: response.ok, status: response.status, answer };
-  }
-
-  // What a refusal says, in one line: the service's {"errors": [...]}, or the API's {field: [messages]}
-  // (the field named), or {"detail": ...}; `fallback` when the answer says nothing.
-  function errorText(answer, fallback) {
-    const lines = [];
-    for (const [key, value] of Object.entries(answer || {})) {
-      const messages = (Array.isArray(value) ? value : [value]).map((m) => (typeof m === "string" ? m : JSON.stringify(m)));
-      const named = key !== "errors" && key !== "detail" && key !== "non_field_errors" && key !== "field";
-      if (key !== "field") lines.push(...messages.map((m) => (named ? key + ": " + m : m)));
-    }
-    return lines.join(" ") || fallback;
-  }
+  // Saving (postJson, errorText) and the keyboard rules live in keys.js, shared with the adjudication page.
+  const { editable, errorText, fillHelp, matches, postJson } = window.FaithAnnoKeys;
 
   window.FaithAnno = {
     register(view, factory) {
@@ -49,7 +21,6 @@
 
   // Text drawing lives in text.js, shared with the inspector.
   const { codePointText, element, renderText } = window.FaithAnnoText;
-  const { csrfToken, editable, fillHelp, matches } = window.FaithAnnoKeys;
 
   // Choice buttons with their shortcut shown and announced; `groupLabel` names the group for screen readers.
   function choiceButtons(choices, groupLabel, onChoose) {

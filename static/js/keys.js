@@ -1,6 +1,6 @@
-// Keyboard shortcuts shared by the keyboard-driven pages (the annotation frame, frame.js, and the
-// adjudication page, adjudicate.js): which keys an entry answers, whether the focus is in a field where
-// keys are typed, the help table of the keys, and the CSRF token the pages' posts carry.
+// What the keyboard-driven pages share (the annotation frame, frame.js, and the adjudication page,
+// adjudicate.js): which keys an entry answers, whether the focus is in a field where keys are typed, the help
+// table of the keys, and their saves: JSON posted to the API under the session, and what a refusal says.
 (function () {
   "use strict";
 
@@ -44,5 +44,31 @@
     return input ? input.value : "";
   }
 
-  window.FaithAnnoKeys = { csrfToken, editable, fillHelp, matches };
+  // The pages' saves all go to the API under the session: JSON with the CSRF token. Resolves to
+  // {ok, status, answer} (answer: the parsed JSON body, {} when there is none); rejects when the connection fails.
+  async function postJson(url, body, options) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+      ...(options || {}),
+    });
+    const answer = await response.json().catch(() => ({}));
+    return { ok: response.ok, status: response.status, answer };
+  }
+
+  // What a refusal says, in one line: the service's {"errors": [...]}, or the API's {field: [messages]}
+  // (the field named), or {"detail": ...}; `fallback` when the answer says nothing.
+  function errorText(answer, fallback) {
+    const lines = [];
+    for (const [key, value] of Object.entries(answer || {})) {
+      const messages = (Array.isArray(value) ? value : [value]).map((m) => (typeof m === "string" ? m : JSON.stringify(m)));
+      const named = key !== "errors" && key !== "detail" && key !== "non_field_errors" && key !== "field";
+      if (key !== "field") lines.push(...messages.map((m) => (named ? key + ": " + m : m)));
+    }
+    return lines.join(" ") || fallback;
+  }
+
+  window.FaithAnnoKeys = { csrfToken, editable, errorText, fillHelp, matches, postJson };
 })();
