@@ -24,7 +24,6 @@ from stats.agreement import LEVELS
 from stats.correlation import LEVELS as CORRELATION_LEVELS
 from stats.correlation import METHODS
 from stats.crowd_quality import MAJORITY
-from stats.crowd_quality import METHODS as AGGREGATION_METHODS
 from stats.metaeval import BALANCED_ACCURACY, PROTOCOLS
 from studies.models import Study, StudyTask
 from studies.selectors.participation import ACCEPTED, JUDGEMENT_SET_NAMES, JUDGEMENT_SETS
@@ -140,9 +139,10 @@ class AgreementQuery(JudgementSetQuery):
         default=False, help_text="instead of thresholds: the balanced-accuracy threshold against the human majority"
     )
     aggregation = serializers.ChoiceField(
-        choices=AGGREGATION_METHODS,
+        choices=analysis_groups.REFERENCES,
         default=MAJORITY,
-        help_text="metric raters: the human reference label (majority vote, or a crowd model: docs/CROWD_CHECKS.md)",
+        help_text="metric raters: the human reference label (majority vote, a crowd model: docs/CROWD_CHECKS.md, "
+        "or 'final': the study's final labels, adjudication)",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api import analysis, bundles, corpus, imports, judges, quality, studies
+from api import adjudication, analysis, bundles, corpus, imports, judges, quality, studies
 
 urlpatterns = [
     path("datasets/", corpus.DatasetListApi.as_view(), name="api_datasets"),
@@ -70,6 +70,17 @@ urlpatterns = [
         "studies/<int:study_id>/exports/judgements.<str:format_name>",
         analysis.StudyJudgementsExportApi.as_view(),
         name="api_study_judgements_export",
+    ),
+    path("studies/<int:study_id>/adjudication/", adjudication.QueueApi.as_view(), name="api_adjudication_queue"),
+    path(
+        "studies/<int:study_id>/adjudication/<int:item_id>/",
+        adjudication.ItemApi.as_view(),
+        name="api_adjudication_item",
+    ),
+    path(
+        "studies/<int:study_id>/final-labels/",
+        adjudication.FinalLabelsComputeApi.as_view(),
+        name="api_final_labels_compute",
     ),
     path("assignments/", studies.AssignmentListApi.as_view(), name="api_assignments"),
     path("assignments/<int:assignment_id>/", studies.AssignmentDetailApi.as_view(), name="api_assignment"),

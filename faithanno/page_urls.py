@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from analysis.views import analysis, browse, inspect, quality
+from analysis.views import adjudication, analysis, browse, inspect, quality
 from analysis.views import studies as study_pages
 from common import views as common
 from crowd.urls import researcher_urlpatterns as crowd_researcher_urls
@@ -57,6 +57,18 @@ urlpatterns = [
         "studies/<int:study_id>/summaries.<str:format_name>",
         analysis.study_summaries_export,
         name="study_summaries_export",
+    ),
+    # Adjudication: final labels of the disagreements (analysis/views/adjudication.py).
+    path("studies/<int:study_id>/adjudication/", adjudication.adjudication_queue, name="adjudication_queue"),
+    path(
+        "studies/<int:study_id>/adjudication/compute/",
+        adjudication.adjudication_compute,
+        name="adjudication_compute",
+    ),
+    path(
+        "studies/<int:study_id>/adjudication/<int:item_id>/",
+        adjudication.adjudication_item,
+        name="adjudication_item",
     ),
     path("datasets/", analysis.datasets, name="datasets"),
     # Uploads and their import jobs (annotations/views/imports.py).

@@ -197,10 +197,10 @@ def judge_run_create(*, spec: JudgeSpec) -> JudgeRun:
 def judge_run_start(*, spec: JudgeSpec) -> JudgeRun:
     """Create the run and queue it on a worker once committed. BrokerUnavailable (nothing stored) when no
     worker can be reached."""
-    if not celery_app().conf.task_always_eager:  # eager (tests): the task runs here, no broker involved
-        broker_check()
     with transaction.atomic():
-        run = judge_run_create(spec=spec)
+        run = judge_run_create(spec=spec)  # bad input fails here, whether or not a broker runs
+        if not celery_app().conf.task_always_eager:  # eager (tests): the task runs here, no broker involved
+            broker_check()  # BrokerUnavailable rolls the run back
         transaction.on_commit(lambda: judge_run_enqueue(run=run))
     return run
 

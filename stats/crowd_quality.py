@@ -37,6 +37,10 @@ TIE_TOLERANCE = 1e-9
 # crowd-kit 1.4.2's MACE starts every restart from the same random state (an int random_state), so more than
 # one restart repeats the same fit: one restart gives the identical result in a tenth of the time.
 MACE_RESTARTS = 1
+# A crowd model (any method but the majority) over more judgements than this would hold a web worker for
+# minutes (GLAD: 36 s for 3,000 on the loaded 2-core machine, docs/PERFORMANCE.md): requests refuse it, the
+# commands have no limit.
+MAX_REQUEST_JUDGEMENTS = 20_000
 
 
 @dataclass(frozen=True, slots=True)

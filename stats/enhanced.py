@@ -9,6 +9,8 @@ majority vote or average vote, give a faithfulness score per summary:
 - QGQA: the mean over the summary's answers of the aggregated "similar meaning" label (unit 2n + 1 of
   the n-th question; unit 2n, "answerable from the summary", is not part of the score);
 - Entailment: the aggregated scale value (None 0 ... All 1); with several summary sentences, their mean.
+With final labels (issue 16: each unit's one decided label, studies.models.FinalLabel) the same scores are
+computed from them: the variant "final", one value per unit.
 Table 5.6 compares each enhanced score's correlation with the human gold to the original metric's,
 with the relative improvement of Pearson's r.
 """
@@ -23,6 +25,9 @@ from dataclasses import dataclass
 from stats.correlation import Correlation, correlate
 
 AGGREGATIONS = ("majority", "average")
+# The score from each unit's final label (one value per unit) instead of a vote over the annotators' labels.
+FINAL = "final"
+VARIANTS = (*AGGREGATIONS, FINAL)
 ENHANCED_TASKS = ("bertscore", "qgqa", "entailment")
 
 
@@ -38,7 +43,12 @@ def average_vote(values: Sequence[float]) -> float:
     return sum(values) / len(values)
 
 
-VOTES: dict[str, Callable[[Sequence[float]], float]] = {"majority": majority_vote, "average": average_vote}
+# A final label is one value per unit: its "vote" is that value (the majority of one).
+VOTES: dict[str, Callable[[Sequence[float]], float]] = {
+    "majority": majority_vote,
+    "average": average_vote,
+    FINAL: majority_vote,
+}
 
 
 def scored_units(task: str, unit_indexes: Sequence[int]) -> list[int]:
@@ -65,14 +75,19 @@ class EnhancedRow:
     """One row of the Table 5.6 layout."""
 
     task: str
-    variant: str  # "original", "majority" or "average"
+    variant: str  # "original", "majority", "average" or "final"
     pearson: Correlation
     spearman: Correlation
     relative_improvement: float | None  # of Pearson's r over the original metric's; None for the original
 
     @property
     def method(self) -> str:
-        suffix = {"original": "original", "majority": "enhanced_maj", "average": "enhanced_avg"}[self.variant]
+        suffix = {
+            "original": "original",
+            "majority": "enhanced_maj",
+            "average": "enhanced_avg",
+            FINAL: "enhanced_final",
+        }[self.variant]
         return f"{self.task}_{suffix}"
 
 
@@ -97,7 +112,7 @@ def enhanced_table(
 
     first = row("original", original, None)
     rows = [first]
-    for aggregation in AGGREGATIONS:
+    for aggregation in VARIANTS:
         if aggregation in enhanced:
             rows.append(row(aggregation, enhanced[aggregation], first.pearson.r))
     return rows

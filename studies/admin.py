@@ -14,7 +14,7 @@ class StudyTaskInline(admin.TabularInline):
 class StudyAdmin(admin.ModelAdmin):
     list_display = ["name", "dataset", "kind", "annotators_per_item", "created_at"]
     list_filter = ["kind"]
-    filter_horizontal = ["researchers", "annotators"]
+    filter_horizontal = ["researchers", "annotators", "adjudicators"]
     inlines = [StudyTaskInline]
 
 

@@ -28,6 +28,9 @@ class Study(models.Model):
     )
     researchers = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="researched_studies", blank=True)
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="annotated_studies", blank=True)
+    # Who may resolve the study's disagreements besides its researchers (and admins): the adjudication pages
+    # show them the items, the labels and the evidence, nothing else of the study.
+    adjudicators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="adjudicated_studies", blank=True)
     # The thesis's design: nobody judges the same summary in two tasks, so one task cannot prime another.
     one_task_per_summary = models.BooleanField(default=False)
     # Open assignments nobody touched for this long go to another annotator; null: never.
@@ -289,3 +292,51 @@ class PaymentRules(models.Model):
 
     def __str__(self) -> str:
         return f"payment rules of {self.study}"
+
+
+class FinalLabel(models.Model):
+    """The label one unit of a study item ends up with: the gold that exports and analyses can use.
+
+    Computed from the submitted judgements (unanimous, majority, or a crowd model's label when the raters tie)
+    by studies.services.adjudication, or set by an adjudicator, whose decision a recomputation never
+    replaces. Units are those of label tasks (protocols.tasks: not span or edit tasks).
+    """
+
+    class Status(models.TextChoices):
+        UNANIMOUS = "unanimous", "Unanimous"
+        MAJORITY = "majority", "Majority"
+        AGGREGATED = "aggregated", "Aggregated"
+        ADJUDICATED = "adjudicated", "Adjudicated"
+        UNRESOLVED = "unresolved", "Unresolved"
+
+    item = models.ForeignKey(StudyItem, on_delete=models.CASCADE, related_name="final_labels")
+    unit_index = models.PositiveIntegerField()
+    unit_text = models.TextField(blank=True)
+    label = models.CharField(max_length=50, blank=True, help_text="empty while unresolved")
+    status = models.CharField(max_length=20, choices=Status.choices)
+    # aggregated: the crowd model (stats.crowd_quality.METHODS); adjudicated: what the adjudicator accepted
+    # ("majority", "aggregated:<model>"), empty for their own choice.
+    method = models.CharField(max_length=40, blank=True)
+    adjudicated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    adjudicated_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    # The crowd model's label of the last computation with one (kept after adjudication: "accept aggregated").
+    aggregated_label = models.CharField(max_length=50, blank=True)
+    aggregated_method = models.CharField(max_length=40, blank=True)
+    # The submitted labels the automatic label was computed from, and the share equal to the most frequent one.
+    n_raters = models.PositiveSmallIntegerField(default=0)
+    agreement = models.FloatField(null=True, blank=True)
+    # Raised by every write; an adjudication names the version it saw, so a replayed or stale post changes nothing.
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["item", "unit_index"]
+        constraints = [models.UniqueConstraint(fields=["item", "unit_index"], name="final_label_unique_unit")]
+        indexes = [models.Index(fields=["item", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.item} #{self.unit_index}: {self.label or self.status}"

@@ -104,6 +104,9 @@ QUERY_PARAMETERS = sorted(
         "o",
         "p",
         "unknown",
+        "below",
+        "flagged",
+        "open",
     }
 )
 
@@ -381,6 +384,16 @@ def write_targets(world: World) -> list[Any]:
             [("draft", "comment"), ("draft", "task", "edit", "text"), ("draft", None), ("draft", "seconds")],
         )
     )
+    # Adjudication: a final label of the first unit of a BERTScore item (a replay answers 409 and changes nothing).
+    judged = world.assignment("bertscore").item
+    decision = {"unit_index": units_of(world.assignment("bertscore"))[0].index, "version": 0, "label": "correct"}
+    decision_paths = [("note",), ("label",), ("unit_index",), ("version",), ("accept",)]
+    url = reverse("api_adjudication_item", args=[study.pk, judged.pk])
+    targets.append(
+        JsonTarget("api_adjudication_item", "rita-api", url, {**decision, "note": "Checked."}, decision_paths)
+    )
+    compute = reverse("api_final_labels_compute", args=[study.pk])
+    targets.append(JsonTarget("api_final_labels_compute", "rita-api", compute, {"method": "majority"}, [("method",)]))
     targets.append(
         JsonTarget(
             "api_study_example_submit",
@@ -525,6 +538,7 @@ def write_targets(world: World) -> list[Any]:
             ["remove", "annotators"],
         ),
         FormTarget("study_reclaim", "rita", reverse("study_reclaim", args=[study.pk]), {}, ["unknown"]),
+        FormTarget("adjudication_compute", "rita", reverse("adjudication_compute", args=[study.pk]), {}, ["method"]),
         FormTarget(
             "study_judge_run",
             "rita",
@@ -704,6 +718,8 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "import_job": [world.import_job.pk],
         "study_quality": [study.pk],
         "study_payment_file": [study.pk, "mturk"],
+        "adjudication_queue": [study.pk],
+        "adjudication_item": [study.pk, assignment.item_id],
     }
     for name, args in researcher_pages.items():
         url = reverse(name, args=args)
@@ -740,6 +756,8 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "api_study_judgements_export": [study.pk, "csv"],
         "api_study_bundle": [study.pk],
         "api_bundles": [],  # POST only: a GET answers 405
+        "api_adjudication_queue": [study.pk],
+        "api_adjudication_item": [study.pk, assignment.item_id],
         "api_schema": [],
         "api_import_job": [world.import_job.pk],
         "api_study_judge_runs": [study.pk],
@@ -834,6 +852,9 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "study_quality_action",
         "study_payment_rules",
         "api_study_annotator_standing",
+        "adjudication_compute",
+        "api_adjudication_item",
+        "api_final_labels_compute",
     }
     forms = {"study_new", "study_task_guidelines", "study_task_examples", "api_token", "api_studies", "api_datasets"}
     forms |= {"crowd_study_new", "crowd_consent", "crowd_pre_survey", "crowd_instructions", "crowd_training"}

@@ -43,10 +43,10 @@ from stats.agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
-from stats.enhanced import AGGREGATIONS, ENHANCED_TASKS, EnhancedRow, enhanced_score, enhanced_table
+from stats.enhanced import AGGREGATIONS, ENHANCED_TASKS, FINAL, VARIANTS, EnhancedRow, enhanced_score, enhanced_table
 from stats.metaeval import MetaEvaluation, PairGroup, meta_evaluate, meta_evaluate_by_type
 from stats.spans import HighlightSummary, Span, highlighter_scores, summary_labels, word_labels
-from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
+from studies.models import Assignment, FinalLabel, Judgement, Study, StudyItem, StudyTask
 from studies.selectors.access import studies_readable
 from studies.selectors.participation import ACCEPTED, counted
 from studies.selectors.studies import TaskProgress
@@ -178,6 +178,20 @@ def coded_unit_labels(
         annotators=list(annotators),
         labels=labels,
     )
+
+
+# The human reference "final labels": each unit's final label (studies.models.FinalLabel, adjudication).
+FINAL_LABELS = "final"
+
+
+def final_unit_labels(*, study_task: StudyTask, label_map: dict[str, str] | None = None) -> dict[Hashable, str | None]:
+    """(item id, unit index) -> the unit's final label (None while unresolved), keyed like unit_labels."""
+    mapping = label_map or {}
+    rows = FinalLabel.objects.filter(item__study_task=study_task).values_list("item_id", "unit_index", "label")
+    return {
+        (item_id, unit_index): mapping.get(label, label) if label else None
+        for item_id, unit_index, label in rows.iterator(chunk_size=10000)
+    }
 
 
 @dataclass(frozen=True)
@@ -739,7 +753,27 @@ def study_enhanced_scores(
     for (task_key, item_id), by_unit in units.items():
         for aggregation in AGGREGATIONS:
             scores[(task_key, aggregation)][summary_of[item_id]] = enhanced_score(task_key, by_unit, aggregation)
+    for (task_key, summary_id), by_unit in _final_units(study, summary_ids, label_map).items():
+        scores[(task_key, FINAL)][summary_id] = enhanced_score(task_key, by_unit, FINAL)
     return dict(scores)
+
+
+def _final_units(
+    study: Study, summary_ids: Iterable[int] | None, label_map: dict[str, str]
+) -> dict[tuple[str, int], dict[int, list[float]]]:
+    """(task, summary id) -> unit -> [the numeric value of its final label], for the units of the study's
+    enhanceable tasks with a final label (unresolved units and "Don't know", unless mapped, have none)."""
+    finals = FinalLabel.objects.filter(
+        item__study_task__study=study, item__study_task__task__in=ENHANCED_TASKS
+    ).exclude(label="")
+    if summary_ids is not None:
+        finals = finals.filter(item__summary_id__in=list(summary_ids))
+    units: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(dict)
+    rows = finals.order_by().values_list("item__study_task__task", "item__summary_id", "unit_index", "label")
+    for task_key, summary_id, unit_index, label in rows.iterator(chunk_size=10000):
+        value = get_task(task_key).numeric(label_map.get(label, label))
+        units[(task_key, summary_id)][unit_index] = [] if value is None else [value]
+    return units
 
 
 def enhanced_studies(*, dataset: Dataset, user: User | None) -> list[tuple[Study, list[str]]]:
@@ -780,9 +814,10 @@ def study_enhanced_table(
     seed: int = 0,
     judgements: str = ACCEPTED,
 ) -> list[EnhancedRow]:
-    """Table 5.6: per enhanceable task of the study, original vs enhanced against the human gold."""
+    """Table 5.6: per enhanceable task of the study, original vs enhanced against the human gold; with final
+    labels also the enhanced score computed from them (variant "final")."""
     enhanced = study_enhanced_scores(study=study, dont_know_as_incorrect=dont_know_as_incorrect, judgements=judgements)
-    tasks = [task for task in ENHANCED_TASKS if any(key[0] == task for key in enhanced)]
+    tasks = [task for task in ENHANCED_TASKS if (task, AGGREGATIONS[0]) in enhanced]
     gold = human_values(dataset=study.dataset, name=human)
     rows: list[EnhancedRow] = []
     for task in tasks:
@@ -792,7 +827,11 @@ def study_enhanced_table(
             task,
             [gold.get(i) for i in summary_ids],
             [original.get(i) for i in summary_ids],
-            {agg: [enhanced[(task, agg)].get(i) for i in summary_ids] for agg in AGGREGATIONS},
+            {
+                variant: [enhanced[(task, variant)].get(i) for i in summary_ids]
+                for variant in VARIANTS
+                if (task, variant) in enhanced
+            },
             bootstrap=bootstrap,
             seed=seed,
         )

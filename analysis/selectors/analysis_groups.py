@@ -19,11 +19,13 @@ from django.db.models.fields.json import KeyTransform
 from analysis.selectors.analysis import (
     DONT_KNOW_AS_INCORRECT,
     EDIT_AGREEMENT_UNDEFINED,
+    FINAL_LABELS,
     SPAN_UNITS,
     AnalysisError,
     Labelled,
     _newest_configs,
     _numeric_values,
+    final_unit_labels,
     human_values,
     metric_names,
     metric_values,
@@ -56,6 +58,9 @@ FAITHFUL_VALUES = frozenset({"1", "true", "yes", "faithful", "consistent", "corr
 UNFAITHFUL_VALUES = frozenset({"0", "false", "no", "unfaithful", "inconsistent", "incorrect"})
 DEFAULT_SPLIT_KEY = "split"
 BINARY_PROTOCOLS = ("roc_auc", metaeval.BALANCED_ACCURACY)
+# The human reference a metric as rater is compared with: the majority vote, a crowd model's label, or the
+# study's final labels (adjudication).
+REFERENCES = (*AGGREGATION_METHODS, FINAL_LABELS)
 PAIR_BY = "error_type"
 
 
@@ -390,9 +395,10 @@ def metric_rater_analysis(
     metric; None: tuned, see _tuned_threshold); span tasks: BERTScore's flagged tokens below the threshold
     against the human spans on alpha_U's scale. Summaries without a score are counted (`n_missing`) and left
     out. The reference label (the row `majority`) is the majority vote, or the label `aggregation` names
-    (stats.crowd_quality: Dawid-Skene, MACE, ...; label tasks only), over at most `max_modelled_judgements`."""
-    if aggregation not in AGGREGATION_METHODS:
-        raise AnalysisError(f"aggregation must be one of {', '.join(AGGREGATION_METHODS)}")
+    (stats.crowd_quality: Dawid-Skene, MACE, ...; label tasks only), over at most `max_modelled_judgements`,
+    or each unit's final label ("final": adjudication; units without one, or unresolved, are left out)."""
+    if aggregation not in REFERENCES:
+        raise AnalysisError(f"aggregation must be one of {', '.join(REFERENCES)}")
     if len(thresholds) not in (1, len(metrics)):
         raise AnalysisError(f"give one list of thresholds for every metric, or one per metric ({len(metrics)})")
     task = get_task(study_task.task)
@@ -423,7 +429,8 @@ def metric_rater_analysis(
         )
     known = metric_names(dataset=dataset)
     n_judgements = sum(len(by_annotator) for by_annotator in labelled.values())
-    if aggregation != MAJORITY and max_modelled_judgements is not None and n_judgements > max_modelled_judgements:
+    modelled = aggregation not in (MAJORITY, FINAL_LABELS)
+    if modelled and max_modelled_judgements is not None and n_judgements > max_modelled_judgements:
         raise AnalysisError(
             f"aggregation {aggregation!r} over {n_judgements} judgements takes too long for a request (at most "
             f"{max_modelled_judgements}): run `manage.py agreement --aggregation {aggregation}`"
@@ -431,8 +438,17 @@ def metric_rater_analysis(
     # An LLM judge (judges app) is compared with the metric like each annotator, but the human reference label
     # is the people's alone.
     models = model_rater_names(study_task=study_task)
-    people = {unit: {a: label for a, label in by.items() if a not in models} for unit, by in labelled.items()}
-    reference = human_reference(people, aggregation, seed)
+    if aggregation == FINAL_LABELS:
+        label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else None
+        finals = final_unit_labels(study_task=study_task, label_map=label_map)
+        if not finals:
+            raise AnalysisError(
+                f"task {task.key!r} has no final labels yet: compute them on the study's adjudication page"
+            )
+        reference = {unit: finals.get(unit) for unit in labelled}
+    else:
+        people = {unit: {a: label for a, label in by.items() if a not in models} for unit, by in labelled.items()}
+        reference = human_reference(people, aggregation, seed)
     rows = []
     for name, cuts in zip(metrics, per_metric, strict=True):
         if name not in known:

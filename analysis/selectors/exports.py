@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db.models import F, FilteredRelation, Q
 
 from analysis.selectors.analysis import (
     enhanced_studies,
@@ -18,7 +19,7 @@ from analysis.selectors.analysis import (
 )
 from corpus.models import Dataset, Summary
 from protocols.tasks import unit_statement
-from stats.enhanced import AGGREGATIONS
+from stats.enhanced import VARIANTS
 from studies.models import Participation, Study
 from studies.selectors.participation import ACCEPTED, counted, judgement_set_check
 from studies.selectors.studies import study_judgements_in_order, study_skips_in_order
@@ -54,8 +55,13 @@ JUDGEMENT_COLUMN_TYPES: dict[str, str] = {
     "explanation_config": "json",
     "cannot_judge": "text",
     "cannot_judge_note": "text",
+    "final_label": "text",
+    "final_status": "text",
+    "final_method": "text",
+    "final_by": "text",
 }
 EXPORT_FIELDS = tuple(JUDGEMENT_COLUMN_TYPES)
+NO_FINAL_LABEL = {"final_label": "", "final_status": "", "final_method": "", "final_by": ""}
 
 
 def study_judgement_rows(*, study: Study, judgements: str = ACCEPTED) -> Iterator[dict[str, Any]]:
@@ -85,10 +91,16 @@ def _standing(study: Study) -> Standing:
 
 
 def _judgement_rows(study: Study, judgements: str, standing: Standing) -> Iterator[dict[str, Any]]:
+    # The unit's final label (studies.models.FinalLabel) joined in the same query: one row per judgement.
     rows = counted(
         without_checks(study_judgements_in_order(study=study), assignment="assignment__"),
         judgements=judgements,
         assignment="assignment__",
+    ).annotate(
+        final=FilteredRelation(
+            "assignment__item__final_labels",
+            condition=Q(assignment__item__final_labels__unit_index=F("unit_index")),
+        )
     )
     rows = rows.values_list(
         "assignment__annotator_id",
@@ -112,6 +124,10 @@ def _judgement_rows(study: Study, judgements: str, standing: Standing) -> Iterat
         "assignment__item__explanation__metric",
         "assignment__item__explanation__model_ids",
         "assignment__item__explanation__config",
+        "final__label",
+        "final__status",
+        "final__method",
+        "final__adjudicated_by__username",
     )
     for (
         annotator_id,
@@ -135,6 +151,10 @@ def _judgement_rows(study: Study, judgements: str, standing: Standing) -> Iterat
         metric,
         model_ids,
         config,
+        final_label,
+        final_status,
+        final_method,
+        final_by,
     ) in rows.iterator(chunk_size=2000):
         yield {
             "study": study.pk,
@@ -165,6 +185,10 @@ def _judgement_rows(study: Study, judgements: str, standing: Standing) -> Iterat
             "explanation_config": config or {},
             "cannot_judge": "",
             "cannot_judge_note": "",
+            "final_label": final_label or "",
+            "final_status": final_status or "",
+            "final_method": final_method or "",
+            "final_by": final_by or "",
         }
 
 
@@ -230,6 +254,7 @@ def _skip_rows(study: Study, judgements: str, standing: Standing) -> Iterator[di
             "explanation_config": config or {},
             "cannot_judge": reason,
             "cannot_judge_note": note,
+            **NO_FINAL_LABEL,
         }
 
 
@@ -259,7 +284,7 @@ def _enhanced_columns(dataset: Dataset, study: Study | None, user: User | None) 
         if study is not None and candidate.pk != study.pk:
             continue
         prefix = "enhanced" if study is not None else f"enhanced:study{candidate.pk}"
-        columns += [(candidate, task, agg, f"{prefix}:{task}:{agg}") for task in tasks for agg in AGGREGATIONS]
+        columns += [(candidate, task, agg, f"{prefix}:{task}:{agg}") for task in tasks for agg in VARIANTS]
     return columns
 
 

@@ -23,7 +23,7 @@ from crowd.models import CrowdItemRecord, CrowdWorker
 from protocols.payments import Payment, PaymentRules, WorkerWork, cost, payments
 from protocols.tasks import get_task
 from protocols.timing import FAST, ItemWork, TimeRules, item_flags
-from stats.crowd_quality import COMPETENCE, MAJORITY, CrowdJudgement, labels_aggregate
+from stats.crowd_quality import COMPETENCE, MAJORITY, MAX_REQUEST_JUDGEMENTS, CrowdJudgement, labels_aggregate
 from studies.models import Assignment, Participation, Study, StudyItem
 from studies.models import PaymentRules as PaymentRulesRow
 from studies.selectors.participation import ACCEPTED, ALL, counted
@@ -34,7 +34,7 @@ DEFAULT_METHOD = "one_coin_dawid_skene"
 # A crowd model over more judgements than this would hold a web worker for minutes (GLAD: 36 s for 3,000 on
 # the loaded 2-core machine, docs/PERFORMANCE.md); beyond it the page and the API answer with the majority
 # and say so, and `agreement --aggregation` has no limit.
-MAX_MODELLED_JUDGEMENTS = 20_000
+MAX_MODELLED_JUDGEMENTS = MAX_REQUEST_JUDGEMENTS
 # "Active now": worked on an item within this many minutes (the page's choice, 1 minute to 1 day).
 DEFAULT_ACTIVE_MINUTES = 15
 MAX_ACTIVE_MINUTES = 24 * 60

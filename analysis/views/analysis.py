@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 
 from analysis.selectors import analysis as selectors
 from analysis.selectors import analysis_groups
+from analysis.selectors.analysis import FINAL_LABELS
 from analysis.views.browse import dataset_or_404
 from analysis.views.downloads import judgements_download, summaries_download
 from common.exports import EXPORT_FORMATS
@@ -24,6 +25,7 @@ from protocols.tasks import get_task
 from stats import plots
 from stats.agreement import LEVELS as AGREEMENT_LEVELS
 from stats.correlation import LEVELS, METHODS
+from stats.crowd_quality import MAJORITY
 from stats.enhanced import AGGREGATIONS
 from stats.metaeval import BALANCED_ACCURACY
 from stats.spans import THRESHOLDS
@@ -35,6 +37,8 @@ from studies.views.imports import datasets_page
 
 # The page draws its intervals from fewer resamples than the command's default, to answer quickly.
 PAGE_BOOTSTRAP = 200
+# The page offers the references that answer quickly (the crowd models: the API and the agreement command).
+PAGE_REFERENCES = (MAJORITY, FINAL_LABELS)
 
 
 def _visible_study(request: HttpRequest, study_id: int) -> Study:
@@ -56,6 +60,9 @@ def _agreement_form(request: HttpRequest, metrics: list[str]) -> dict[str, Any]:
         "typed": request.GET.get("typed") == "1",
         "interval": request.GET.get("interval") == "1",
         "metric_rater": _choice(request, "metric_rater", metrics, None),
+        # The human reference of a metric as rater: the majority vote or the study's final labels.
+        "reference": _choice(request, "reference", PAGE_REFERENCES, MAJORITY),
+        "references": PAGE_REFERENCES,
         "thresholds": request.GET.get("thresholds", "").strip(),
         "coefficients": analysis_groups.AGREEMENT_COEFFICIENTS,
         "levels": AGREEMENT_LEVELS,
@@ -112,6 +119,7 @@ def _agreement_rows(
                         weights=form["weights"],
                         dont_know_as_incorrect=dont_know,
                         judgements=judgements,
+                        aggregation=form["reference"],
                     )
                 row.analysis = analysis
             except (selectors.AnalysisError, InputError) as exc:

@@ -8,36 +8,8 @@
 
   const factories = {};
 
-  function csrfToken() {
-    const input = document.querySelector("input[name=csrfmiddlewaretoken]");
-    return input ? input.value : "";
-  }
-
-  // The page's saves all go to the API under the session: JSON with the CSRF token. Resolves to
-  // {ok, status, answer} (answer: the parsed JSON body, {} when there is none); rejects when the connection fails.
-  async function postJson(url, body, options) {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
-      body: JSON.stringify(body),
-      credentials: "same-origin",
-      ...(options || {}),
-    });
-    const answer = await response.json().catch(() => ({}));
-    return { ok: response.ok, status: response.status, answer };
-  }
-
-  // What a refusal says, in one line: the service's {"errors": [...]}, or the API's {field: [messages]}
-  // (the field named), or {"detail": ...}; `fallback` when the answer says nothing.
-  function errorText(answer, fallback) {
-    const lines = [];
-    for (const [key, value] of Object.entries(answer || {})) {
-      const messages = (Array.isArray(value) ? value : [value]).map((m) => (typeof m === "string" ? m : JSON.stringify(m)));
-      const named = key !== "errors" && key !== "detail" && key !== "non_field_errors" && key !== "field";
-      if (key !== "field") lines.push(...messages.map((m) => (named ? key + ": " + m : m)));
-    }
-    return lines.join(" ") || fallback;
-  }
+  // Saving (postJson, errorText) and the keyboard rules live in keys.js, shared with the adjudication page.
+  const { editable, errorText, fillHelp, matches, postJson } = window.FaithAnnoKeys;
 
   window.FaithAnno = {
     register(view, factory) {
@@ -448,38 +420,12 @@
     }
     const taskKeys = task.keys || [];
 
-    const helpRows = document.getElementById("help-rows");
-    for (const entry of taskKeys.concat(frameKeys)) {
-      const keys = element("th", { scope: "row" });
-      entry.keys.forEach((key, i) => {
-        if (i) keys.append(" / ");
-        keys.append(element("kbd", { text: key }));
-      });
-      helpRows.append(element("tr", {}, [keys, element("td", { text: entry.label })]));
-    }
+    fillHelp(document.getElementById("help-rows"), taskKeys.concat(frameKeys), element);
 
-    function matches(entry, event) {
-      return entry.keys.some((key) => {
-        if (key === "Shift+←") return event.shiftKey && event.key === "ArrowLeft";
-        if (key === "Shift+→") return event.shiftKey && event.key === "ArrowRight";
-        if (event.shiftKey && (key === "←" || key === "→")) return false;
-        const aliases = { "←": "ArrowLeft", "→": "ArrowRight", "↑": "ArrowUp", "↓": "ArrowDown", Del: "Delete" };
-        return event.key === (aliases[key] || key);
-      });
-    }
-
-    // The keyboard rule: a single-key shortcut acts only while the focus is outside every editable field,
-    // so a key meant as a shortcut can never end up in an annotator's text. Inside a field only Ctrl/Cmd+Enter
-    // (submit) and Esc (leave the field) act. No script moves the focus into a field unless the annotator
-    // pressed that field's own key (its keydown is cancelled, so the key is not typed).
-    function editable(target) {
-      return (
-        target instanceof HTMLTextAreaElement ||
-        target instanceof HTMLSelectElement ||
-        (target instanceof HTMLInputElement && !["checkbox", "radio", "button", "submit", "reset"].includes(target.type)) ||
-        (target instanceof HTMLElement && target.isContentEditable)
-      );
-    }
+    // The keyboard rule (keys.js): a single-key shortcut acts only while the focus is outside every editable
+    // field. Inside a field only Ctrl/Cmd+Enter (submit) and Esc (leave the field) act. No script moves the
+    // focus into a field unless the annotator pressed that field's own key (its keydown is cancelled, so the
+    // key is not typed).
 
     document.addEventListener("keydown", (event) => {
       lastActivity = Date.now();

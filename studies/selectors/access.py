@@ -45,3 +45,16 @@ def studies_readable(*, user: User | None) -> QuerySet[Study]:
         runs = Study.researchers.through.objects.filter(user=user).values("study_id")
         return studies.filter(Q(kind=Study.Kind.IMPORTED) | Q(pk__in=runs))
     return studies.none()
+
+
+def studies_adjudicable(*, user: User) -> QuerySet[Study]:
+    """The studies whose disagreements the user may resolve: annotation studies they run or were named an
+    adjudicator of (admins: every study, imported judgements too, which have no researcher of their own)."""
+    studies = Study.objects.select_related("dataset").order_by("-created_at", "-pk")
+    if roles.user_has_role(user, roles.ADMIN):
+        return studies
+    if not user.is_authenticated:
+        return studies.none()
+    runs = Study.researchers.through.objects.filter(user=user).values("study_id")
+    named = Study.adjudicators.through.objects.filter(user=user).values("study_id")
+    return studies.filter(Q(pk__in=runs) | Q(pk__in=named), kind=Study.Kind.STUDY)

@@ -176,7 +176,8 @@ def test_it_keeps_the_analysis_query_counts_flat(
         assignment_submit(
             assignment=assignment, user=assignment.annotator, labels={u.index: "correct" for u in units_of(assignment)}
         )
-    # The study's analysis (one query per task for its LLM judges' names), the dataset's analysis, the datasets list.
+    # The study's analysis (one query per task for its LLM judges' names; its final labels for the human-enhanced
+    # table and its charts, one query each), the dataset's analysis, the datasets list.
     exact = (18, 44, 5)
     assert (
         queries(lambda: client.get(study_url)),

@@ -55,6 +55,7 @@ def test_it_answers_no_generated_request_with_a_server_error(
         "summary_id": item.summary_id,
         "document_id": item.summary.document_id,
         "assignment_id": item.assignments.first().pk,
+        "item_id": item.pk,
     }
     operations = [result.ok() for result in api_schema().get_all_operations()]
     assert len(operations) > 25

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from analysis.selectors.analysis import SPAN_UNITS, AnalysisError, study_task_get
 from analysis.selectors.analysis_groups import (
     AGREEMENT_COEFFICIENTS,
+    REFERENCES,
     WEIGHTS,
     agreement_analysis,
     metric_rater_analysis,
@@ -17,7 +18,6 @@ from common.validation import InputError
 from corpus.selectors import dataset_by_name
 from stats.agreement import LEVELS
 from stats.crowd_quality import MAJORITY
-from stats.crowd_quality import METHODS as AGGREGATION_METHODS
 from studies.models import Study, StudyTask
 from studies.selectors.participation import ACCEPTED, ALL, JUDGEMENT_SET_NAMES
 
@@ -80,10 +80,11 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--aggregation",
-            choices=AGGREGATION_METHODS,
+            choices=REFERENCES,
             default=MAJORITY,
             help="metric raters: the human reference label the metric is compared with and tuned against: the "
-            "majority vote (default) or a crowd model's label (docs/CROWD_CHECKS.md)",
+            "majority vote (default), a crowd model's label (docs/CROWD_CHECKS.md) or the study's final labels "
+            "('final', adjudication)",
         )
         parser.add_argument(
             "--span-unit",
