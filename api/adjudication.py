@@ -15,21 +15,21 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.selectors import adjudication as selectors
 from api.fields import FiniteFloatField
 from common.roles import signed_in_user
 from common.validation import INT32_MAX, errors_by_field
 from protocols.tasks import MAX_NOTE_CHARS
-from stats.crowd_quality import MAJORITY, MAX_REQUEST_JUDGEMENTS, METHODS
-from studies.models import FinalLabel, Study, StudyItem
-from studies.selectors.access import studies_adjudicable
-from studies.selectors.adjudication import adjudicable_tasks
-from studies.services.adjudication import (
+from review.selectors import adjudication as selectors
+from review.services.adjudication import (
     ACCEPTS,
     AdjudicationConflict,
     final_label_adjudicate,
     study_final_labels_compute,
 )
+from stats.crowd_quality import MAJORITY, MAX_REQUEST_JUDGEMENTS, METHODS
+from studies.models import FinalLabel, Study, StudyItem
+from studies.selectors.access import studies_adjudicable
+from studies.selectors.adjudication import adjudicable_tasks
 
 
 def _study(request: Request, study_id: int) -> Study:

@@ -14,12 +14,12 @@ from rest_framework.views import APIView
 
 from analysis.selectors import analysis as selectors
 from analysis.selectors import analysis_groups
-from analysis.selectors.quality import MAX_MODELLED_JUDGEMENTS
 from analysis.views.downloads import judgements_download, summaries_download
 from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
 from common.exports import EXPORT_FORMATS
 from common.roles import signed_in_user
+from review.selectors.quality import MAX_MODELLED_JUDGEMENTS
 from stats.agreement import LEVELS
 from stats.correlation import LEVELS as CORRELATION_LEVELS
 from stats.correlation import METHODS

@@ -14,12 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.selectors import quality as selectors
-from analysis.views.quality import MAX_MIN_SECONDS, payment_file_response, quality_study
 from api.common import RESEARCHERS
 from api.fields import FiniteFloatField
 from common.roles import signed_in_user
 from common.validation import errors_by_field
+from review.selectors import quality as selectors
+from review.views.quality import MAX_MIN_SECONDS, payment_file_response, quality_study
 from stats.crowd_quality import COMPETENCE
 from studies.selectors.participation import study_annotator
 from studies.services.participation import ACTIONS, MAX_REASON_CHARS, participation_act

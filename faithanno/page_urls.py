@@ -1,10 +1,11 @@
 from django.urls import include, path
 
-from analysis.views import adjudication, analysis, browse, inspect, quality
+from analysis.views import analysis, browse, inspect
 from analysis.views import studies as study_pages
 from common import views as common
 from crowd.urls import researcher_urlpatterns as crowd_researcher_urls
 from judges import views as judges
+from review.views import adjudication, quality
 from studies.views import annotate, imports, studies
 
 urlpatterns = [
@@ -16,7 +17,7 @@ urlpatterns = [
     path("studies/new/", studies.study_new, name="study_new"),
     path("studies/<int:study_id>/", study_pages.study_detail, name="study_detail"),
     path("studies/<int:study_id>/judgements.<str:format_name>", study_pages.study_export, name="study_export"),
-    # Worker quality, payments and live progress (issue 14; analysis/views/quality.py).
+    # Worker quality, payments and live progress (issue 14; review/views/quality.py).
     path("studies/<int:study_id>/quality/", quality.study_quality, name="study_quality"),
     path(
         "studies/<int:study_id>/quality/annotators/<int:annotator_id>/<str:action>/",

@@ -136,6 +136,8 @@ INSTALLED_APPS = [
     "judges",
     "analysis",
     "bundles",
+    # Reviewing a study's work (adjudication, worker quality): reads the analyses.
+    "review",
     "demo",
     # Only the migrations that once created the tables of corpus, accounts and studies: kept so that an
     # existing database's migration history still resolves.

@@ -298,7 +298,7 @@ class FinalLabel(models.Model):
     """The label one unit of a study item ends up with: the gold that exports and analyses can use.
 
     Computed from the submitted judgements (unanimous, majority, or a crowd model's label when the raters tie)
-    by studies.services.adjudication, or set by an adjudicator, whose decision a recomputation never
+    by review.services.adjudication, or set by an adjudicator, whose decision a recomputation never
     replaces. Units are those of label tasks (protocols.tasks: not span or edit tasks).
     """
 

@@ -1,5 +1,5 @@
 """Which tasks of a study can be adjudicated (the reads of the adjudication pages are in
-analysis.selectors.adjudication)."""
+review.selectors.adjudication)."""
 
 from __future__ import annotations
 

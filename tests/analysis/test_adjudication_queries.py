@@ -7,8 +7,8 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.urls import reverse
 
+from review.services.adjudication import study_final_labels_compute
 from studies.models import Assignment, Study
-from studies.services.adjudication import study_final_labels_compute
 from studies.services.studies import assignment_skip, assignment_submit
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for, units_of

@@ -14,8 +14,8 @@ from django.urls import reverse
 from analysis.selectors.analysis import study_enhanced_scores, study_enhanced_table
 from analysis.selectors.exports import EXPORT_FIELDS
 from corpus.models import Summary
+from review.services.adjudication import final_label_adjudicate, study_final_labels_compute
 from studies.models import Assignment, FinalLabel, Study, StudyItem, StudyTask
-from studies.services.adjudication import final_label_adjudicate, study_final_labels_compute
 from studies.services.studies import assignment_skip, assignment_submit
 from tests.analysis.test_enhanced import ENTAILMENT, NUMBERS, enhanced_study, judge_everything  # noqa: F401
 from tests.conftest import client_for, units_of

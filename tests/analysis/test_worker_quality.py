@@ -22,8 +22,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from analysis.selectors.analysis import agreement_overview
-from analysis.selectors.quality import study_payments, study_quality
 from corpus.models import Dataset
+from review.selectors.quality import study_payments, study_quality
 from studies.models import Assignment, Participation, PaymentRules, Study, StudyItem
 from studies.selectors.participation import ALL
 from studies.services.participation import (

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.urls import reverse
 
+from review.services.adjudication import study_final_labels_compute
 from studies.models import Assignment, FinalLabel, Study
-from studies.services.adjudication import study_final_labels_compute
 from studies.services.studies import assignment_submit
 from tests.browser.conftest import open_as
 from tests.browser.test_accessibility import serious_violations

@@ -9,7 +9,6 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from analysis.selectors.analysis import submitted_assignments
 from analysis.selectors.exports import study_judgement_rows
-from analysis.selectors.quality import study_quality
 from common import roles
 from corpus.models import Dataset, Document, Summary
 from crowd.models import CrowdCheck, CrowdItemRecord, CrowdStudy, CrowdWorker
@@ -24,6 +23,7 @@ from crowd.services.workers import (
     crowd_training_answer,
     crowd_worker_arrive,
 )
+from review.selectors.quality import study_quality
 from studies.models import Assignment, Participation, Study
 from studies.services.participation import participation_exclude
 from studies.services.studies import assignment_submit

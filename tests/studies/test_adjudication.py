@@ -14,13 +14,13 @@ from django.core.management.base import CommandError
 from django.test import Client
 from django.urls import reverse
 
-from studies.models import Assignment, FinalLabel, Study, StudyItem, StudyTask
-from studies.services.adjudication import (
+from review.services.adjudication import (
     AdjudicationConflict,
     automatic_label,
     final_label_adjudicate,
     final_labels_compute,
 )
+from studies.models import Assignment, FinalLabel, Study, StudyItem, StudyTask
 from studies.services.studies import StudySpec, assignment_skip, assignment_submit, study_create
 from tests.conftest import client_for, units_of
 
@@ -310,7 +310,7 @@ def test_it_refuses_a_crowd_model_over_too_many_judgements_in_a_request(
     bertscore_study: Study, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser, monkeypatch: Any
 ) -> None:
     judged_study(bertscore_study, alice, bob)
-    monkeypatch.setattr("analysis.views.adjudication.MAX_REQUEST_JUDGEMENTS", 3)
+    monkeypatch.setattr("review.views.adjudication.MAX_REQUEST_JUDGEMENTS", 3)
     url = reverse("adjudication_compute", args=[bertscore_study.pk])
     answer = client_for(rita).post(url, {"method": "wawa"}, follow=True)
     assert (

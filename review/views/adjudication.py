@@ -17,15 +17,15 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.selectors import adjudication as selectors
 from common.roles import signed_in_user
 from common.validation import InputError, finite_number, printable
 from common.views import input_error_answer
+from review.selectors import adjudication as selectors
+from review.services.adjudication import study_final_labels_compute
 from stats.crowd_quality import MAJORITY, MAX_REQUEST_JUDGEMENTS, METHODS
 from studies.models import Study, StudyItem
 from studies.selectors.access import studies_adjudicable
 from studies.selectors.adjudication import adjudicable_tasks
-from studies.services.adjudication import study_final_labels_compute
 
 
 def adjudicable_study(request: HttpRequest, study_id: int) -> Study:

@@ -3,7 +3,7 @@
 The queue costs a fixed number of queries whatever the study's size (grouped counts per unit and label,
 per item and final status, per item of skips; then the shown page of items); the item page reads its
 labels, notes, times and final labels in a fixed number too, and the evidence through the inspector's
-selector. Final labels themselves are written by studies.services.adjudication.
+selector. Final labels themselves are written by review.services.adjudication.
 """
 
 from __future__ import annotations

@@ -11,12 +11,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.selectors import quality as selectors
 from common.exports import csv_chunks
 from common.roles import signed_in_user
 from common.validation import InputError, bounded_int, finite_number
 from common.views import researcher_required
 from protocols.payments import APPROVED, MTURK_COLUMNS, REJECTED, mturk_rows, prolific_bonuses, prolific_ids
+from review.selectors import quality as selectors
 from stats.crowd_quality import COMPETENCE
 from studies.models import Study
 from studies.selectors.access import studies_for_user

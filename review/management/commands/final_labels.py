@@ -6,9 +6,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from review.services.adjudication import study_final_labels_compute
 from stats.crowd_quality import MAJORITY, METHODS
 from studies.models import Study
-from studies.services.adjudication import study_final_labels_compute
 
 
 class Command(BaseCommand):
