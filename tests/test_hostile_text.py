@@ -262,14 +262,14 @@ def test_it_refuses_hostile_text_in_the_published_formats_naming_file_and_field(
     assert "NUL" in str(raised.value)
 
 
-def test_it_answers_hostile_json_sent_as_plain_text_with_the_400_page(task_study: Study, alice: AbstractUser) -> None:
-    """A body that is not valid JSON under another content type gets the app's 400 page (json_body's answer),
-    not the answer of a view that went on with that page as the parsed body (a JSON 400 about something else)."""
+def test_it_refuses_hostile_json_sent_as_plain_text_and_writes_nothing(task_study: Study, alice: AbstractUser) -> None:
+    """The page saves through the API (one submission path): a body under another content type is refused by the
+    API's parsers (415 naming the type), never read as something else, and nothing is written."""
     bump = item_of(task_study, alice, "bump")
     client = client_for(alice)
     before = database_state()
-    for name in ("annotate_submit", "annotate_draft", "annotate_skip"):
+    for name in ("api_assignment_submit", "api_assignment_draft", "api_assignment_skip"):
         answer = client.post(reverse(name, args=[bump.pk]), '{"draft": {"seconds": 1e999}}', content_type="text/plain")
-        assert answer.status_code == 400, (name, answer.status_code)
-        assert answer["Content-Type"].startswith("text/html"), name
+        assert answer.status_code == 415, (name, answer.status_code)
+        assert "text/plain" in answer.json()["detail"], name
     assert changed_tables(before, database_state()) == []

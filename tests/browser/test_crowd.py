@@ -172,7 +172,7 @@ def test_it_resumes_a_worker_who_returns_mid_study(
     judge(page, first, right=True)
     second = current_assignment(page)
     page.keyboard.press("2")  # started, not submitted: the draft is kept
-    page.wait_for_function("document.getElementById('save-status').textContent === 'Draft saved.'")
+    page.wait_for_function("document.getElementById('draft-status').textContent === 'Draft saved.'")
 
     later = browser.new_context(viewport={"width": 1280, "height": 720})  # another day: no cookies
     try:
