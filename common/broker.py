@@ -15,6 +15,14 @@ def celery_app() -> Any:
     return import_string(settings.FAITHANNO_CELERY_APP)
 
 
+def task_send(task: Any, **kwargs: Any) -> Any:
+    """Send a shared task through the project's Celery app (its broker and its eager setting). A shared task
+    called directly goes through the app its thread takes as current, and a thread that never made the
+    project's app current (a threaded web server's, the test live server's) falls back to Celery's default
+    app and its default broker: the task would wait on a broker no worker reads."""
+    return celery_app().tasks[task.name].apply_async(kwargs=kwargs)
+
+
 def broker_check() -> None:
     """Raises BrokerUnavailable unless the Celery broker answers (tasks put now would be lost)."""
     app = celery_app()

@@ -31,7 +31,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.services import model_rater_account_get_or_create
-from common.broker import broker_check, celery_app
+from common.broker import broker_check, celery_app, task_send
 from common.roles import user_is_researcher
 from common.validation import printable, text_problem
 from judges.client import chat_post, endpoint_url
@@ -206,10 +206,9 @@ def judge_run_start(*, spec: JudgeSpec) -> JudgeRun:
 
 
 def judge_run_enqueue(*, run: JudgeRun) -> None:
-    celery_app()  # configures the app the task is sent with
     from judges.jobs import judge_run_job
 
-    judge_run_job.delay(run_id=run.pk)
+    task_send(judge_run_job, run_id=run.pk)
 
 
 # --- running -------------------------------------------------------------------------------------------

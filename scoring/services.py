@@ -26,7 +26,7 @@ from django.db import transaction
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from common.broker import broker_check
+from common.broker import broker_check, task_send
 from common.errors import ModelLoadError
 from corpus.models import Dataset, Document, Summary
 from scoring.explainers import bertscore
@@ -382,8 +382,8 @@ def explanations_enqueue(
         tasks = []
         for begin in range(0, len(document_ids), documents_per_task):
             chunk = document_ids[begin : begin + documents_per_task]
-            result = score_documents.delay(
-                dataset_id=dataset.pk, metric=metric, options=plan.options, document_ids=chunk
+            result = task_send(
+                score_documents, dataset_id=dataset.pk, metric=metric, options=plan.options, document_ids=chunk
             )
             tasks.append(result.id)
         summaries = sum(len(group) for group in pending.values())

@@ -26,7 +26,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from common.broker import broker_check, celery_app
+from common.broker import broker_check, celery_app, task_send
 from corpus.importers import records as file_records
 from corpus.importers.records import DocumentRecord, ImportFormatError, SummaryRecord
 from corpus.models import ImportJob
@@ -196,10 +196,9 @@ def import_job_create(*, user: Any, upload: UploadedFile[Any], format_name: str,
 
 
 def import_job_enqueue(*, job: ImportJob) -> None:
-    celery_app()  # configures the app the task is sent with
     from studies.jobs import import_dataset_job
 
-    import_dataset_job.delay(job_id=job.pk)
+    task_send(import_dataset_job, job_id=job.pk)
 
 
 def _claim(job_id: int) -> bool:
