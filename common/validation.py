@@ -153,6 +153,16 @@ def storable_text(raw: Any, *, field: str, max_chars: int | None = None) -> str:
     return raw
 
 
+def storable_text_problem(raw: Any, *, what: str, max_chars: int | None = None) -> str | None:
+    """Why `raw` cannot be stored as text (not text, NUL, a lone surrogate, too long) as a sentence for a form
+    or a service's ValidationError, or None when it can."""
+    try:
+        storable_text(raw, field=what, max_chars=max_chars)
+    except InputError as exc:
+        return f"{exc.message[:1].upper()}{exc.message[1:]}."
+    return None
+
+
 def json_check(value: Any, *, field: str = "") -> None:
     """Walk parsed JSON: every key and string must be storable text and every number finite; the first
     that is not raises InputError naming its path from `field` (e.g. `draft.task.edit.text`, `notes.3`)."""

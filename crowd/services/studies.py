@@ -17,7 +17,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from common.validation import InputError, printable, storable_text
+from common.validation import printable, storable_text_problem
 from corpus.models import Dataset, Document, Summary
 from crowd.models import ANNOTATION, END, PHASES, CrowdCheck, CrowdStudy, TrainingItem
 from protocols.attention import FUSION, GENERATED_KINDS, RESEARCHER, VERBATIM, Mention, attention_checks
@@ -115,11 +115,7 @@ def _text(value: Any, *, what: str, max_chars: int) -> str | None:
     """Why `value` is no storable text of at most max_chars, or None."""
     if not isinstance(value, str):
         return f"{what}: give text."
-    try:
-        storable_text(value, field=what, max_chars=max_chars)
-    except InputError as exc:
-        return f"{exc.message[:1].upper()}{exc.message[1:]}."
-    return None
+    return storable_text_problem(value, what=what, max_chars=max_chars)
 
 
 def survey_questions(raw: Any, *, field_name: str) -> list[dict[str, Any]]:

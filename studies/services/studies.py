@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from accounts.selectors import annotator_accounts
 from common.roles import user_is_model_rater, user_is_researcher
-from common.validation import InputError, finite_number, json_check, printable, storable_text
+from common.validation import InputError, finite_number, json_check, printable, storable_text, storable_text_problem
 from corpus.models import Dataset, Summary
 from protocols.minimal_edit import edit_diff
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, Submission, SubmissionError, get_task
@@ -83,15 +83,6 @@ def _reclaim_hours_check(hours: int | None) -> None:
 def _reclaim_hours_problem(hours: int | None) -> str | None:
     if hours is not None and not 1 <= hours <= MAX_RECLAIM_HOURS:
         return f"Reclaim after 1 to {MAX_RECLAIM_HOURS} hours (or never); got {hours}."
-    return None
-
-
-def _text_problem(text: str, *, what: str, max_chars: int | None) -> str | None:
-    """Why `text` cannot be stored as a study's text (NUL, a lone surrogate, too long), or None."""
-    try:
-        storable_text(text, field=what, max_chars=max_chars)
-    except InputError as exc:
-        return f"{exc.message[:1].upper()}{exc.message[1:]}."
     return None
 
 
@@ -165,7 +156,7 @@ def study_spec_check(*, spec: StudySpec) -> dict[str, dict[str, Any]]:
     def problem(key: str, message: str) -> None:
         problems.setdefault(key, []).append(message)
 
-    name_problem = _text_problem(spec.name, what="the name", max_chars=MAX_NAME_CHARS)
+    name_problem = storable_text_problem(spec.name, what="the name", max_chars=MAX_NAME_CHARS)
     if not spec.name.strip():
         problem("name", "A study needs a name.")
     elif name_problem:
@@ -212,7 +203,7 @@ def study_spec_check(*, spec: StudySpec) -> dict[str, dict[str, Any]]:
         if task_key not in tasks:
             problem("guidelines", f"Guidelines for {printable(str(task_key))}, which is not among the tasks.")
             continue
-        text_problem = _text_problem(
+        text_problem = storable_text_problem(
             text, what=f"the text of the {task_key} guidelines", max_chars=MAX_GUIDELINES_CHARS
         )
         if text_problem:
@@ -225,7 +216,9 @@ def study_spec_check(*, spec: StudySpec) -> dict[str, dict[str, Any]]:
         for task_key in tasks
         if task_key in STUDY_TASKS
     }
-    config_problem = _text_problem(spec.explanation_config_hash, what="the configuration", max_chars=MAX_CONFIG_CHARS)
+    config_problem = storable_text_problem(
+        spec.explanation_config_hash, what="the configuration", max_chars=MAX_CONFIG_CHARS
+    )
     if config_problem:
         problem("explanation_config_hash", config_problem)
     if problems:
@@ -595,7 +588,7 @@ def study_settings_update(
 @transaction.atomic
 def study_task_guidelines_update(*, study_task: StudyTask, text: str, user: User | None) -> GuidelinesVersion | None:
     """Save new guidelines as the next version; None when the text did not change."""
-    problem = _text_problem(text, what="The guidelines", max_chars=MAX_GUIDELINES_CHARS)
+    problem = storable_text_problem(text, what="The guidelines", max_chars=MAX_GUIDELINES_CHARS)
     if problem:
         raise ValidationError({"guidelines": problem})
     text = text.strip()
