@@ -52,7 +52,9 @@ def test_it_lets_a_researcher_adjudicate_an_item_with_the_keyboard_only(
     page.wait_for_function(f"{current} === '{units[1]}'")
     # g accepts the aggregated label (Wawa's) of the second unit and moves on; m writes a note first.
     page.keyboard.press("m")
-    page.keyboard.type("both readings fit")
+    # Every shortcut key typed into the note is text: nothing is picked, accepted or moved.
+    page.keyboard.type("both readings fit: jkaugmnp 123 ?")
+    assert page.evaluate(current) == str(units[1])
     page.keyboard.press("Escape")
     page.keyboard.press("g")
     page.wait_for_function(f"{current} === '{units[2]}'")
@@ -66,7 +68,11 @@ def test_it_lets_a_researcher_adjudicate_an_item_with_the_keyboard_only(
     rows = {row.unit_index: row for row in FinalLabel.objects.filter(item=item)}
     first, second, third = rows[units[0]], rows[units[1]], rows[units[2]]
     assert (first.label, first.status, first.adjudicated_by) == ("incorrect", "adjudicated", rita)
-    assert (second.status, second.method, second.note) == ("adjudicated", "aggregated:wawa", "both readings fit")
+    assert (second.status, second.method, second.note) == (
+        "adjudicated",
+        "aggregated:wawa",
+        "both readings fit: jkaugmnp 123 ?",
+    )
     assert second.label == second.aggregated_label != ""
     assert (third.label, third.status, third.adjudicated_by) == ("", "unresolved", rita)
     cell = page.text_content(f"tr[data-unit='{units[0]}'] td.final") or ""
