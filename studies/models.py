@@ -18,6 +18,10 @@ class Study(models.Model):
         STUDY = "study", "Annotation study"
         IMPORTED = "imported", "Imported judgements"
 
+    class ConditionDesign(models.TextChoices):
+        BETWEEN = "between", "Between annotators (each annotator in one condition)"
+        WITHIN = "within", "Within annotators (every annotator in every condition, counterbalanced order)"
+
     name = models.CharField(max_length=200)
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="studies")
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.STUDY)
@@ -43,6 +47,10 @@ class Study(models.Model):
     pull_based = models.BooleanField(default=False)
     # How the items were chosen (mode, size, seed, scores compared), kept so a study can be reproduced.
     selection = models.JSONField(default=dict, blank=True)
+    # How annotators meet the study's conditions (StudyCondition), when it has any: each annotator in one
+    # condition (between), or every annotator in every condition, each on different items, in an order
+    # counterbalanced across annotators (within).
+    condition_design = models.CharField(max_length=20, choices=ConditionDesign.choices, default=ConditionDesign.BETWEEN)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -96,6 +104,34 @@ class GuidelinesVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study_task} v{self.version}"
+
+
+class StudyCondition(models.Model):
+    """One arm of a study's experiment: what its annotators are shown of the metric's evidence and which
+    guidelines they read. A study without conditions shows the evidence and the task's own guidelines."""
+
+    class Evidence(models.TextChoices):
+        SHOWN = "shown", "Metric highlights shown"
+        HIDDEN = "hidden", "No metric highlights"
+        # The same number of highlights at other places (a placebo): tells anchoring on a highlight's
+        # presence apart from using its content.
+        SHUFFLED = "shuffled", "Shuffled metric highlights"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="conditions")
+    name = models.CharField(max_length=100)
+    position = models.PositiveSmallIntegerField(default=0)
+    evidence = models.CharField(max_length=20, choices=Evidence.choices, default=Evidence.SHOWN)
+    # Guidelines this condition shows instead of a task's own, by task name; a task not named here shows
+    # its own (current) guidelines.
+    guidelines = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "position", "id"]
+        constraints = [models.UniqueConstraint(fields=["study", "name"], name="study_condition_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.study} / {self.name}"
 
 
 class StudyExample(models.Model):
@@ -183,6 +219,10 @@ class Assignment(models.Model):
     skip_reason = models.CharField(max_length=20, choices=SkipReason.choices, blank=True)
     skip_note = models.TextField(blank=True)
     skipped_at = models.DateTimeField(null=True, blank=True)
+    # The condition the item is shown under to this annotator; null in a study without conditions.
+    condition = models.ForeignKey(
+        StudyCondition, on_delete=models.PROTECT, null=True, blank=True, related_name="assignments"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -257,6 +297,11 @@ class Participation(models.Model):
     )
     review = models.CharField(max_length=20, choices=Review.choices, default=Review.PENDING)
     bonus = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    # Between-annotator designs: the one condition this annotator works in (chosen when they join, balanced
+    # over the conditions); within-annotator designs: the condition of their first block. Null: no conditions.
+    condition = models.ForeignKey(
+        StudyCondition, on_delete=models.PROTECT, null=True, blank=True, related_name="participations"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
