@@ -33,6 +33,7 @@ from django.utils import timezone
 from accounts.services import model_rater_account_get_or_create
 from common.broker import broker_check, celery_app, task_send
 from common.roles import user_is_researcher
+from common.sealing import SealError, secret_open, secret_seal
 from common.validation import printable, text_problem
 from judges.client import chat_post, endpoint_url
 from judges.models import CachedResponse, JudgeItem, JudgeRun, ModelRater
@@ -184,7 +185,7 @@ def judge_run_create(*, spec: JudgeSpec) -> JudgeRun:
         study_task=spec.study_task,
         rater=rater,
         created_by=spec.created_by,
-        api_key=spec.api_key,
+        api_key=secret_seal(spec.api_key, secrets=_server_secrets(), purpose=API_KEY_PURPOSE),
         api_key_variable=variable,
         max_requests=spec.max_requests,
         max_tokens=spec.max_tokens,
@@ -223,9 +224,18 @@ def _claim(run_id: int) -> bool:
     return JudgeRun.objects.filter(claimable, pk=run_id).update(status=JudgeRun.Status.RUNNING, heartbeat_at=now) == 1
 
 
+# A key typed into the study form is stored sealed while its run waits and forgotten when the run ends.
+API_KEY_PURPOSE = "faithanno judges: LLM endpoint API key"
+
+
+def _server_secrets() -> list[str]:
+    return [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+
+
 def _api_key(run: JudgeRun) -> str:
+    """The key to send. SealError when the stored key cannot be opened (SECRET_KEY changed without a fallback)."""
     if run.api_key:
-        return run.api_key
+        return secret_open(run.api_key, secrets=_server_secrets(), purpose=API_KEY_PURPOSE)
     if run.api_key_variable and API_KEY_VARIABLE.fullmatch(run.api_key_variable):
         return os.environ.get(run.api_key_variable, "").strip()
     return ""
@@ -416,7 +426,11 @@ def judge_run_execute(
         logger.info("Judge run %s is not queued (another delivery has it or had it): nothing to do.", run_id)
         return None
     run = JudgeRun.objects.select_related("rater__user", "study_task__study").get(pk=run_id)
-    runner = _Runner(run, sleep)
+    try:
+        runner = _Runner(run, sleep)
+    except SealError as error:
+        _finish(run, time.monotonic() - run.seconds, JudgeRun.Status.FAILED, f"The run's API key is lost: {error}.")
+        return run
     items = judge_items_left(run=run)
     if run.started_at is None:
         _save(run, runner.started, started_at=timezone.now(), items_total=items.count())

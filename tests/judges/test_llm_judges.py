@@ -192,6 +192,21 @@ def test_it_never_shows_logs_or_exports_the_key(
     assert SECRET not in caplog.text
 
 
+def test_it_keeps_the_key_sealed_while_the_run_waits(study: Study, settings: Any) -> None:
+    spec = JudgeSpec(study_task=study.tasks.get(), endpoint="http://127.0.0.1:1", model="test-model", api_key=SECRET)
+    run = judge_run_create(spec=spec)
+    stored = JudgeRun.objects.values_list("api_key", flat=True).get(pk=run.pk)
+    # a copy of the database alone does not give the key away (test_it_never_shows_logs_or_exports_the_key
+    # sees the run open it and send it)
+    assert stored and SECRET not in stored
+    # The server's SECRET_KEY changed without a fallback: the run fails saying so, and never sends anything.
+    settings.SECRET_KEY = "a-rotated-secret-key-without-fallback"
+    judge_run_execute(run_id=run.pk, sleep=lambda seconds: None)
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.FAILED and "API key is lost" in run.reason and run.api_key == ""
+    assert run.requests == 0 and not JudgeItem.objects.filter(run=run).exists()
+
+
 def test_it_reads_the_key_from_the_named_variable_only(study: Study, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAITHANNO_LLM_API_KEY_LOCAL", "from-the-environment")
     with chat_server(lambda body: Reply(VALID)) as server:
@@ -380,3 +395,26 @@ def test_it_judges_every_task_with_labels_per_unit_showing_what_the_annotator_se
         ).values_list("label", flat=True)
     )
     assert feqa_labels == {"meaningful", "grammatical", "faithful"}
+
+
+def test_it_seals_in_place_the_keys_of_runs_queued_before_sealing(study: Study) -> None:
+    import importlib
+
+    from django.apps import apps
+
+    spec = JudgeSpec(study_task=study.tasks.get(), endpoint="http://127.0.0.1:1", model="test-model", api_key=SECRET)
+    run = judge_run_create(spec=spec)
+    JudgeRun.objects.filter(pk=run.pk).update(api_key=SECRET)  # as a run queued by the previous version stored it
+    migration = importlib.import_module("judges.migrations.0002_seal_api_keys")
+    migration.seal_plain_keys(apps, None)
+    migration.seal_plain_keys(apps, None)  # a second pass leaves sealed keys alone
+    stored = JudgeRun.objects.values_list("api_key", flat=True).get(pk=run.pk)
+    assert SECRET not in stored
+    with chat_server(lambda body: Reply(VALID)) as server:
+        JudgeRun.objects.filter(pk=run.pk).update(
+            rater=judge_run_create(
+                spec=JudgeSpec(study_task=study.tasks.get(), endpoint=server.url, model="test-model")
+            ).rater
+        )
+        judge_run_execute(run_id=run.pk, sleep=lambda seconds: None)
+    assert set(server.authorizations) == {f"Bearer {SECRET}"}
