@@ -248,6 +248,35 @@ def study_with_spare_summaries(
     return study, study_task, spare
 
 
+UNREACHABLE_BROKER = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+
+
+def broker_point(app: Any, url: str | None) -> str | None:
+    """Point the Celery app at another broker URL; returns the previous one. Celery keeps the connection pool
+    and the producer pool of the URL it first sent to, so they are dropped too: otherwise a test process whose
+    first task went to one broker sends every later task there, whatever the URL says."""
+    previous = app.conf.broker_url
+    for owner, attribute in ((app, "_pool"), (app.amqp, "_producer_pool")):
+        pool = getattr(owner, attribute)
+        if pool is not None:
+            pool.force_close_all()
+            setattr(owner, attribute, None)
+    app.conf.broker_url = url
+    return previous
+
+
+@pytest.fixture
+def unreachable_broker(settings: Any) -> Iterator[str]:
+    """The project's Celery app (and the settings) point at a broker that does not answer, for this test only;
+    returns its URL."""
+    from faithanno.celery import app
+
+    settings.CELERY_BROKER_URL = UNREACHABLE_BROKER
+    previous = broker_point(app, UNREACHABLE_BROKER)
+    yield UNREACHABLE_BROKER
+    broker_point(app, previous)
+
+
 @pytest.fixture
 def import_worker(settings: Any, tmp_path: Path) -> Iterator[Callable[[], Any]]:
     """Uploads go to a private folder and their import tasks run in this process (Celery's eager mode: the

@@ -11,6 +11,7 @@ from celery.result import EagerResult
 
 from common.broker import task_send
 from studies.jobs import import_dataset_job
+from tests.conftest import UNREACHABLE_BROKER, broker_point
 
 
 @pytest.mark.django_db(transaction=True)
@@ -35,3 +36,17 @@ def test_it_sends_through_the_projects_app_from_a_thread_that_never_made_it_curr
     # task ran here, eagerly, as the project's app is set to.
     assert seen["current"] is not app
     assert isinstance(seen["result"], EagerResult)
+
+
+def test_it_sends_to_the_broker_the_app_points_at_after_pointing_elsewhere() -> None:
+    from faithanno.celery import app
+
+    previous = broker_point(app, UNREACHABLE_BROKER)
+    try:
+        assert app.amqp.producer_pool.connections.connection.as_uri().endswith("127.0.0.1:1/0")
+        broker_point(app, "redis://127.0.0.1:6379/9")
+        # The pools made for the first URL are not reused for the second.
+        assert app.amqp.producer_pool.connections.connection.as_uri().endswith("127.0.0.1:6379/9")
+        assert app.pool.connection.as_uri().endswith("127.0.0.1:6379/9")
+    finally:
+        broker_point(app, previous)

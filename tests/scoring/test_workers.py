@@ -23,7 +23,7 @@ from corpus.models import Dataset, Summary
 from scoring.models import Explanation, ScoringClaim
 from scoring.services import explanations_enqueue
 from studies.services.imports import dataset_import
-from tests.conftest import write_jsonl
+from tests.conftest import broker_point, write_jsonl
 from tests.scoring.conftest import ROOT, database_url
 
 WORKERS = 2
@@ -124,8 +124,8 @@ def celery_queue(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, list[Pat
         )
         for i, log in enumerate(logs)
     ]
-    previous = (app.conf.broker_url, app.conf.result_backend, app.conf.task_default_queue)
-    app.conf.broker_url, app.conf.result_backend, app.conf.task_default_queue = redis_url, redis_url, queue
+    previous = (broker_point(app, redis_url), app.conf.result_backend, app.conf.task_default_queue)
+    app.conf.result_backend, app.conf.task_default_queue = redis_url, queue
     try:
         deadline = time.monotonic() + 180
         while len(app.control.ping(timeout=1.0, destination=None) or []) < WORKERS:
@@ -134,7 +134,8 @@ def celery_queue(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, list[Pat
             assert time.monotonic() < deadline, "workers did not come up"
         yield queue, logs
     finally:
-        app.conf.broker_url, app.conf.result_backend, app.conf.task_default_queue = previous
+        broker_point(app, previous[0])
+        app.conf.result_backend, app.conf.task_default_queue = previous[1:]
         for worker in workers:
             worker.terminate()
         for worker in workers:
