@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
 from statistics import fmean, median
+from typing import cast
 
 import numpy as np
 from scipy import sparse
