@@ -62,6 +62,10 @@ class LabelDistribution:
     proportions: dict[str, float]
     n_judgements: int
 
+    def rows(self) -> list[tuple[str, int, float]]:
+        """(label, count, proportion) in label order, for tables."""
+        return [(label, count, self.proportions[label]) for label, count in self.counts.items()]
+
     def as_dict(self) -> dict[str, object]:
         return {"counts": self.counts, "proportions": self.proportions, "n_judgements": self.n_judgements}
 
