@@ -253,7 +253,7 @@ class TaskConditionsOutput(serializers.Serializer):
         "`distribution`, `alpha` with `alpha_interval`, `fleiss`, `time`, `gold`) and `contrasts` (each "
         "condition against the first: `homogeneity` chi-square, `alpha_difference` with its bootstrap interval, "
         "time differences, `gold_difference` with its permutation p-value); undefined figures are null with a "
-        "`reason` (docs/ANALYSIS.md, conditions)",
+        "`reason` (README, the analyses: conditions)",
     )
 
 

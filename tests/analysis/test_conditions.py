@@ -209,3 +209,24 @@ def test_it_answers_the_comparison_in_the_api(study: Study, rita: AbstractUser, 
 
 def test_it_refuses_the_api_to_annotators(study: Study, alice: AbstractUser) -> None:
     assert client_for(alice).get(reverse("api_study_conditions", args=[study.pk])).status_code == 403
+
+
+def test_it_permutes_within_annotators_in_a_within_design(study: Study) -> None:
+    # Every annotator sees the even items under shown, the odd ones under hidden.
+    study.condition_design = "within"
+    study.save(update_fields=["condition_design"])
+    shown, hidden = study_conditions(study=study)
+    items = items_of(study)
+    for item in items:
+        Assignment.objects.filter(item=item).update(condition=hidden if item.position % 2 else shown)
+        FinalLabel.objects.create(item=item, unit_index=0, label="yes", status=FinalLabel.Status.ADJUDICATED)
+    (result,) = conditions_compare(study=study, study_tasks=list(study.tasks.all()), conditions=[shown, hidden])
+    assert result.comparison is not None and result.comparison.design == "within"
+    first, second = result.comparison.conditions
+    assert first.n_annotators == second.n_annotators == 6
+    assert first.n_items + second.n_items == len(items)
+    (contrast,) = result.comparison.contrasts
+    assert contrast.gold.randomized == "assignment within annotator"
+    # Hidden annotators say no to every odd item: the hidden condition's share is lower.
+    assert contrast.gold.difference is not None and contrast.gold.difference < 0
+    assert contrast.gold.p_value is not None
