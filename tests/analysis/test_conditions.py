@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -169,6 +170,12 @@ def test_it_shows_the_conditions_on_the_analysis_page(study: Study, rita: Abstra
     (panel,) = page.context["conditions"]["tasks"]
     assert [row.summary.name for row in panel["rows"]] == ["shown", "hidden"]
     assert panel["rows"][0].contrast is None and panel["rows"][1].contrast is not None
+    assert "undefined: no final labels yet" in html
+    for item in items_of(study):
+        FinalLabel.objects.create(item=item, unit_index=0, label="yes", status=FinalLabel.Status.ADJUDICATED)
+    html = client_for(rita).get(reverse("study_analysis", args=[study.pk])).content.decode()
+    assert "undefined: no final labels yet" not in html
+    assert re.search(r'class="gold-difference">-\d+ percentage points, p = 0\.\d{3}<', html), html
 
 
 def test_it_shows_no_conditions_section_with_fewer_than_two(study: Study, rita: AbstractUser) -> None:
