@@ -364,9 +364,7 @@ def permutation_p_value(
     `correct` of `total` judgements equal to the final label), the add-one p-value of `permutations` seeded
     shuffles of `treated` within each stratum, and how many shuffles were at least as extreme. Every unit needs
     total > 0, and both groups at least one unit."""
-    order = np.argsort(strata, kind="stable")
-    correct, total, treated = correct[order].astype(float), total[order].astype(float), treated[order].astype(bool)
-    _, stratum = np.unique(strata[order], return_inverse=True)
+    correct, total, treated = correct.astype(float), total.astype(float), treated.astype(bool)
     all_correct, all_total = correct.sum(), total.sum()
 
     def statistic(in_group_correct: np.ndarray, in_group_total: np.ndarray) -> np.ndarray:
@@ -376,14 +374,28 @@ def permutation_p_value(
     observed = float(statistic(np.array([correct[treated].sum()]), np.array([total[treated].sum()]))[0])
     # As scipy.stats.permutation_test: shuffled statistics equal to the observed one up to rounding count.
     tolerance = abs(observed) * np.finfo(float).eps * 100
+    # A stratum whose units are all in one group adds the same to every shuffle: only mixed strata are shuffled.
+    mixed = [
+        members
+        for members in (np.flatnonzero(strata == value) for value in np.unique(strata))
+        if 0 < treated[members].sum() < members.size
+    ]
+    shuffled = np.concatenate(mixed) if mixed else np.zeros(0, dtype=np.int64)
+    fixed = np.ones(correct.size, dtype=bool)
+    fixed[shuffled] = False
+    fixed_correct, fixed_total = correct[fixed & treated].sum(), total[fixed & treated].sum()
     rng = np.random.default_rng(seed)
     extreme = 0
-    for size in batch_sizes(permutations, correct.size):
-        # Random keys offset by the stratum: sorting them shuffles each stratum within its own positions.
-        shuffled = np.argsort(rng.random((size, correct.size)) + stratum[None, :], axis=1)
-        group = treated[shuffled]
-        values = statistic((group * correct).sum(axis=1), (group * total).sum(axis=1))
-        extreme += int((values >= observed - tolerance).sum())
+    for size in batch_sizes(permutations, max(shuffled.size, 1)):
+        in_correct, in_total = np.full(size, fixed_correct), np.full(size, fixed_total)
+        for members in mixed:
+            # Each row: as many of the stratum's units as it has treated ones, drawn at random (the positions of
+            # the smallest of uniform keys: a uniform subset, in linear time).
+            count = int(treated[members].sum())
+            chosen = np.argpartition(rng.random((size, members.size)), count - 1, axis=1)[:, :count]
+            in_correct += correct[members][chosen].sum(axis=1)
+            in_total += total[members][chosen].sum(axis=1)
+        extreme += int((statistic(in_correct, in_total) >= observed - tolerance).sum())
     return observed, (extreme + 1) / (permutations + 1), extreme
 
 
