@@ -434,6 +434,9 @@ def gold_permutation_test(
         return PermutationTest(None, None, 0, 0, seed, randomized, reason=reason)
     if permutations <= 0:
         return PermutationTest(None, None, 0, 0, seed, randomized, reason="no permutations asked for")
+    if design == WITHIN and not {key[1] for key in keys if key[0]} & {key[1] for key in keys if not key[0]}:
+        reason = "no annotator has judgements in both conditions: within annotators there is nothing to shuffle"
+        return PermutationTest(None, None, 0, 0, seed, randomized, reason=reason)
     strata_names = {name: position for position, name in enumerate(dict.fromkeys(key[1] for key in keys))}
     strata = (
         np.zeros(len(keys), dtype=np.int64)

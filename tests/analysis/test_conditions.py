@@ -214,8 +214,15 @@ def test_it_answers_the_comparison_in_the_api(study: Study, rita: AbstractUser, 
     assert client_for(rita).get(url, {"resamples": 10**6}).status_code == 400
 
 
-def test_it_refuses_the_api_to_annotators(study: Study, alice: AbstractUser) -> None:
-    assert client_for(alice).get(reverse("api_study_conditions", args=[study.pk])).status_code == 403
+def test_it_shows_the_comparison_only_to_the_studys_researchers_and_admins(
+    study: Study, alice: AbstractUser, ronald: AbstractUser, admin_user: AbstractUser
+) -> None:
+    api = reverse("api_study_conditions", args=[study.pk])
+    page = reverse("study_analysis", args=[study.pk])
+    assert client_for(alice).get(api).status_code == 403
+    assert client_for(ronald).get(page).status_code == 404
+    assert client_for(admin_user).get(api, {"resamples": 0}).status_code == 200
+    assert 'id="conditions"' in client_for(admin_user).get(page).content.decode()
 
 
 def test_it_permutes_within_annotators_in_a_within_design(study: Study) -> None:

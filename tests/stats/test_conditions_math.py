@@ -181,6 +181,10 @@ def test_it_reports_undefined_gold_comparisons_with_a_reason() -> None:
     assert no_gold.p_value is None and no_gold.difference is None and "no final labels" in no_gold.reason
     empty = gold_permutation_test(labels, {}, {(1, 0): "yes"}, design=BETWEEN, permutations=10, seed=0)
     assert empty.p_value is None and "no judgement on a unit with a final label" in empty.reason
+    apart = gold_permutation_test(
+        labels, {(2, 0): {"b": "no"}}, {(1, 0): "yes", (2, 0): "yes"}, design=WITHIN, permutations=10, seed=0
+    )
+    assert apart.p_value is None and "no annotator has judgements in both conditions" in apart.reason
 
 
 def alpha_of(labels: Labels, keys: list[Unit]) -> float:
