@@ -306,10 +306,12 @@ def equal_raters_fleiss(labels: Mapping[Unit, Mapping[str, str]]) -> FleissKappa
     return fleiss_kappa({unit: list(by_annotator.values()) for unit, by_annotator in labels.items()})
 
 
-def _difference(value: float | None, reference: float | None, what: str) -> Difference:
-    if value is None or reference is None:
-        return Difference(None, reason=f"the {what} of one of the conditions is undefined")
-    return Difference(value - reference)
+def _difference(value: float | None, reference: float | None, what: str, names: tuple[str, str]) -> Difference:
+    """value - reference, or why not: `names` are the condition's and the reference's."""
+    if value is not None and reference is not None:
+        return Difference(value - reference)
+    undefined = [name for name, figure in zip(names, (value, reference), strict=True) if figure is None]
+    return Difference(None, reason=f"the {what} of {' and '.join(undefined)} is undefined")
 
 
 # --- bootstrap of alpha, items resampled --------------------------------------------------------------
@@ -495,7 +497,8 @@ def compare_conditions(
     contrasts = []
     for position in range(1, len(conditions)):
         summary = summaries[position]
-        alpha_difference = _difference(summary.alpha.value, reference.alpha.value, "alpha")
+        names = (summary.name, reference.name)
+        alpha_difference = _difference(summary.alpha.value, reference.alpha.value, "alpha", names)
         if alpha_difference.value is not None:
             differences = alphas[position] - alphas[0]
             alpha_difference = Difference(alpha_difference.value, bootstrap_interval(differences, resamples, seed))
@@ -505,8 +508,8 @@ def compare_conditions(
                 reference=reference.name,
                 homogeneity=homogeneity_test(reference.distribution, summary.distribution),
                 alpha=alpha_difference,
-                time_median=_difference(summary.time.median, reference.time.median, "time per item"),
-                time_mean=_difference(summary.time.mean, reference.time.mean, "time per item"),
+                time_median=_difference(summary.time.median, reference.time.median, "time per item", names),
+                time_mean=_difference(summary.time.mean, reference.time.mean, "time per item", names),
                 gold=gold_permutation_test(
                     conditions[0].labels,
                     conditions[position].labels,
