@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.selectors import analysis as selectors
-from analysis.selectors import analysis_groups
+from analysis.selectors import analysis_groups, conditions
 from analysis.views.downloads import judgements_download, summaries_download
 from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
@@ -26,7 +26,8 @@ from stats.correlation import METHODS
 from stats.crowd_quality import MAJORITY
 from stats.metaeval import BALANCED_ACCURACY, PROTOCOLS
 from studies.models import Study, StudyTask
-from studies.selectors.participation import ACCEPTED, JUDGEMENT_SET_NAMES, JUDGEMENT_SETS
+from studies.selectors.participation import ACCEPTED, JUDGEMENT_SET_NAMES, JUDGEMENT_SETS, excluded_annotator_ids
+from studies.selectors.studies import study_task_progress
 from studies.selectors.tasks import dataset_imported_study, dataset_imported_tasks, study_tasks
 
 # Resamples for a confidence interval: the command's default; more would let one request hold a worker.
@@ -219,6 +220,88 @@ class StudyAgreementApi(APIView):
             return Response(AgreementOutput(_agreements(tasks, query), many=True).data)
         except selectors.AnalysisError as exc:
             return _analysis_error(exc)
+
+
+class ConditionsQuery(JudgementSetQuery):
+    dont_know_as_incorrect = serializers.BooleanField(default=False, help_text="thesis footnote 4")
+    task = serializers.CharField(required=False, help_text="only this task")
+    resamples = serializers.IntegerField(
+        default=conditions.CONDITION_RESAMPLES,
+        min_value=0,
+        max_value=MAX_BOOTSTRAP,
+        help_text="bootstrap resamples of the items, and permutations of the conditions",
+    )
+    seed = serializers.IntegerField(default=conditions.CONDITION_SEED, min_value=0, max_value=2**32 - 1)
+
+
+class ConditionOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    position = serializers.IntegerField()
+    evidence = serializers.CharField(help_text="the metric's highlights: shown, hidden or shuffled")
+
+
+class TaskConditionsOutput(serializers.Serializer):
+    study_task = serializers.IntegerField(source="study_task_id")
+    task = serializers.CharField()
+    n_without_condition = serializers.IntegerField(help_text="counted judgements without a condition, left out")
+    reason = serializers.CharField(help_text="why the task's conditions are not compared (comparison null)")
+    comparison = serializers.JSONField(
+        allow_null=True,
+        source="comparison_dict",
+        help_text="stats.conditions.ConditionComparison: `conditions` (each condition's counts, label "
+        "`distribution`, `alpha` with `alpha_interval`, `fleiss`, `time`, `gold`) and `contrasts` (each "
+        "condition against the first: `homogeneity` chi-square, `alpha_difference` with its bootstrap interval, "
+        "time differences, `gold_difference` with its permutation p-value); undefined figures are null with a "
+        "`reason` (README, the analyses: conditions)",
+    )
+
+
+class StudyConditionsOutput(serializers.Serializer):
+    study = serializers.IntegerField()
+    design = serializers.CharField(help_text="between or within annotators")
+    judgements = serializers.ChoiceField(choices=JUDGEMENT_SETS, help_text="which judgements: " + JUDGEMENTS_HELP)
+    resamples = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    conditions = ConditionOutput(many=True, help_text="the first is the reference")
+    tasks = TaskConditionsOutput(many=True, help_text="empty when the study has fewer than two conditions")
+
+
+class StudyConditionsApi(APIView):
+    """The study's conditions compared per task: label distributions, agreement, time, agreement with the
+    final labels, each condition against the first (the study page's Conditions section)."""
+
+    permission_classes = RESEARCHERS
+
+    @extend_schema(parameters=[ConditionsQuery], responses=StudyConditionsOutput)
+    def get(self, request: Request, study_id: int) -> Response:
+        study = visible_study(request, study_id)
+        query = _query(ConditionsQuery, request)
+        tasks = list(study_tasks(study=study, task=query.get("task")))
+        arms = conditions.study_conditions(study=study)
+        compared = []
+        if len(arms) >= 2:
+            compared = conditions.conditions_compare_cached(
+                study=study,
+                study_tasks=tasks,
+                conditions=arms,
+                progress=study_task_progress(study=study, study_tasks=tasks),
+                excluded=excluded_annotator_ids(study=study),
+                judgements=query["judgements"],
+                dont_know_as_incorrect=query["dont_know_as_incorrect"],
+                resamples=query["resamples"],
+                seed=query["seed"],
+            )
+        data = {
+            "study": study.pk,
+            "design": study.condition_design,
+            "judgements": query["judgements"],
+            "resamples": query["resamples"],
+            "seed": query["seed"],
+            "conditions": arms,
+            "tasks": compared,
+        }
+        return Response(StudyConditionsOutput(data).data)
 
 
 class DatasetAgreementApi(APIView):

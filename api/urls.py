@@ -61,6 +61,7 @@ urlpatterns = [
         name="api_study_payment_file",
     ),
     path("studies/<int:study_id>/agreement/", analysis.StudyAgreementApi.as_view(), name="api_study_agreement"),
+    path("studies/<int:study_id>/conditions/", analysis.StudyConditionsApi.as_view(), name="api_study_conditions"),
     path(
         "studies/<int:study_id>/exports/summaries.<str:format_name>",
         analysis.StudySummariesExportApi.as_view(),

@@ -752,6 +752,7 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "api_study_assignments": [study.pk],
         "api_study_judgements": [study.pk],
         "api_study_agreement": [study.pk],
+        "api_study_conditions": [study.pk],
         "api_study_summaries_export": [study.pk, "jsonl"],
         "api_study_judgements_export": [study.pk, "csv"],
         "api_study_bundle": [study.pk],

@@ -7,15 +7,17 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import AbstractUser
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from analysis.selectors.analysis import study_agreement
 from corpus.models import Dataset, Summary
-from studies.models import Assignment, Study
+from studies.models import Assignment, FinalLabel, Study, StudyItem
 from studies.services.studies import StudySpec, assignment_skip, assignment_submit, study_create
-from tests.conftest import client_for, study_with_spare_summaries, units_of
+from tests.analysis.test_conditions import HIDDEN, conditions_study
+from tests.conftest import client_for, make_user, study_with_spare_summaries, units_of
 
 pytestmark = pytest.mark.django_db
 
@@ -273,3 +275,25 @@ def test_it_runs_an_exact_number_of_queries_for_an_edit_draft_and_a_skip(
     # session, user; the locked row with its study, the save; the study locked and the item topped up to k
     # (skipped_items_reassigned, assignments_distribute); the annotator for the answer.
     assert queries(lambda: client.post(url, data=body, content_type="application/json")) == SKIP_QUERIES
+
+
+def test_it_keeps_the_conditions_section_query_count_flat(
+    small_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, carol: AbstractUser, rita: AbstractUser
+) -> None:
+    others = [make_user(name, "annotator") for name in HIDDEN]
+    small = conditions_study(small_dataset, [alice, others[0]], rita)
+    large = conditions_study(small_dataset, [alice, bob, carol, *others], rita)
+    client = client_for(rita)
+
+    def page(study: Study) -> Callable[[], object]:
+        return lambda: client.get(reverse("study_analysis", args=[study.pk]))
+
+    cache.clear()
+    computed = queries(page(small))
+    assert queries(page(large)) == computed  # 3 times the judgements, the same queries
+    # Cached: the task's judgements, times and final labels (3 queries) are not read again...
+    assert queries(page(large)) == computed - 3
+    # ...until the final labels change.
+    item = StudyItem.objects.filter(study_task__study=large).first()
+    FinalLabel.objects.create(item=item, unit_index=0, label="yes", status=FinalLabel.Status.ADJUDICATED)
+    assert queries(page(large)) == computed

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 
 from analysis.selectors import analysis as selectors
 from analysis.selectors import analysis_groups
+from analysis.selectors import conditions as condition_selectors
 from analysis.selectors.analysis import FINAL_LABELS
 from analysis.views.browse import dataset_or_404
 from analysis.views.downloads import judgements_download, summaries_download
@@ -24,14 +25,16 @@ from corpus.models import Dataset
 from protocols.tasks import get_task
 from stats import plots
 from stats.agreement import LEVELS as AGREEMENT_LEVELS
+from stats.conditions import RANDOMIZED_UNITS, ConditionContrast, ConditionSummary
 from stats.correlation import LEVELS, METHODS
 from stats.crowd_quality import MAJORITY
 from stats.enhanced import AGGREGATIONS
 from stats.metaeval import BALANCED_ACCURACY
 from stats.spans import THRESHOLDS
-from studies.models import Study, StudyItem
+from studies.models import Study, StudyItem, StudyTask
 from studies.selectors.access import studies_for_user
 from studies.selectors.participation import excluded_annotator_ids, judgement_set_from
+from studies.selectors.studies import study_task_progress
 from studies.selectors.tasks import dataset_imported_study, dataset_imported_tasks, study_item_readable, study_tasks
 from studies.views.imports import datasets_page
 
@@ -291,16 +294,18 @@ def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
         "bootstrap": PAGE_BOOTSTRAP,
     }
     form = _agreement_form(request, selectors.metric_names(dataset=study.dataset))
+    tasks = list(study_tasks(study=study))
     context["agreements"], failed = _agreement_rows(
         [
             selectors.agreement_overview(study_task=task, dont_know_as_incorrect=dont_know, judgements=judgements)
-            for task in study_tasks(study=study)
+            for task in tasks
         ],
         form,
         dont_know,
         judgements,
     )
     context["agreement_form"] = form
+    context["conditions"] = _condition_tables(study, tasks, judgements, dont_know)
     if human:
         table = selectors.study_enhanced_table(
             study=study, human=human, bootstrap=PAGE_BOOTSTRAP, judgements=judgements
@@ -325,6 +330,47 @@ def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
                 )
             context["enhanced_charts"] = charts
     return render(request, "annotations/analysis/study.html", context, status=400 if failed else 200)
+
+
+@dataclass(frozen=True)
+class ConditionRow:
+    """One condition in a task's table, and its contrast with the reference (None for the reference)."""
+
+    summary: ConditionSummary
+    contrast: ConditionContrast | None
+
+
+def _condition_tables(study: Study, tasks: list[StudyTask], judgements: str, dont_know: bool) -> dict[str, Any] | None:
+    """The conditions section: each task's comparison of the study's conditions (None: fewer than two)."""
+    conditions = condition_selectors.study_conditions(study=study)
+    if len(conditions) < 2:
+        return None
+    compared = condition_selectors.conditions_compare_cached(
+        study=study,
+        study_tasks=tasks,
+        conditions=conditions,
+        progress=study_task_progress(study=study, study_tasks=tasks),
+        excluded=excluded_annotator_ids(study=study),
+        judgements=judgements,
+        dont_know_as_incorrect=dont_know,
+    )
+    names = {task.pk: get_task(task.task).name for task in tasks}
+    panels = []
+    for result in compared:
+        rows = []
+        if result.comparison is not None:
+            contrasts = [None, *result.comparison.contrasts]
+            rows = [ConditionRow(*pair) for pair in zip(result.comparison.conditions, contrasts, strict=True)]
+        panels.append({"result": result, "name": names[result.study_task_id], "rows": rows})
+    return {
+        "conditions": conditions,
+        "reference": conditions[0],
+        "design": study.get_condition_design_display(),
+        "randomized": RANDOMIZED_UNITS[study.condition_design],
+        "resamples": condition_selectors.CONDITION_RESAMPLES,
+        "seed": condition_selectors.CONDITION_SEED,
+        "tasks": panels,
+    }
 
 
 @researcher_required
