@@ -787,7 +787,7 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
     crowd_pages = {
         "crowd_study_new": [],
         "crowd_study": [world.crowd.study_id],
-        "crowd_survey_export": [world.crowd.study_id, "csv"],
+        "crowd_export": [world.crowd.study_id, "workers", "csv"],
     }
     for name, args in crowd_pages.items():
         yield name, "rita", reverse(name, args=args)

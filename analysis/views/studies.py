@@ -7,6 +7,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from analysis.selectors import analysis as analysis_selectors
+from analysis.selectors.exports import check_set_from
 from analysis.views.downloads import judgements_download
 from common.exports import EXPORT_FORMATS
 from common.views import researcher_required
@@ -91,4 +92,5 @@ def study_export(request: HttpRequest, study_id: int, format_name: str) -> Strea
         format_name=format_name,
         filename=f"study-{study.pk}-judgements",
         judgements=judgement_set_from(request.GET.get("judgements")),
+        checks=check_set_from(request.GET.get("checks")),
     )
