@@ -21,7 +21,13 @@ from crowd.selectors.crowd import (
     crowd_study_of,
     crowd_worker_counts,
 )
-from crowd.services.studies import crowd_study_create, crowd_study_publish
+from crowd.services.studies import (
+    CrowdSpec,
+    crowd_study_create,
+    crowd_study_make_private,
+    crowd_study_make_public,
+    public_study_message,
+)
 from studies.forms import DatasetChoiceForm, StudyCreateForm
 from studies.selectors.selection import selection_options
 from studies.views.studies import chosen_dataset, visible_study
@@ -90,14 +96,41 @@ def crowd_study(request: HttpRequest, study_id: int) -> HttpResponse:
     return render(request, "crowd/study.html", context)
 
 
+def _back(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Back to the page the form was on: the study page (`back=study`) or the public-link page."""
+    return redirect("study_detail" if request.POST.get("back") == "study" else "crowd_study", study_id=study_id)
+
+
 @researcher_required
 @require_POST
 def crowd_study_public(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Open (public=yes) or close (public=no) a public study's link; replaying changes nothing."""
     crowd = _crowd_of(request, study_id)
-    public = request.POST.get("public") == "yes"
-    crowd_study_publish(crowd=crowd, public=public)
-    messages.success(request, "The link takes new workers." if public else "The link takes no new workers.")
-    return redirect("crowd_study", study_id=crowd.study_id)
+    user = signed_in_user(request)
+    if request.POST.get("public") == "yes":
+        crowd_study_make_public(study=crowd.study, crowd=CrowdSpec(), by=user)
+        messages.success(request, "The link takes new workers.")
+    else:
+        crowd_study_make_private(study=crowd.study, by=user)
+        messages.success(request, "The link is closed: it takes no new workers (those who started can finish).")
+    return _back(request, crowd.study_id)
+
+
+@researcher_required
+@require_POST
+def crowd_study_make_public_page(request: HttpRequest, study_id: int) -> HttpResponse:
+    """The study page's "Make public": crowd settings with the defaults of the chosen platform (the crowd page
+    shows them), the study pull-based, open items nobody started back to the pool (crowd_study_make_public)."""
+    study = visible_study(request, study_id)
+    platform = request.POST.get("platform") or ""
+    try:
+        result = crowd_study_make_public(study=study, crowd=CrowdSpec(platform=platform), by=signed_in_user(request))
+    except ValidationError as exc:
+        for field, problems in errors_by_field(exc).items():
+            messages.error(request, f"Make public, {field}: {' '.join(problems)}")
+    else:
+        messages.success(request, public_study_message(result))
+    return redirect("study_detail", study_id=study.pk)
 
 
 def crowd_export_response(*, crowd: CrowdStudy, name: str, format_name: str) -> StreamingHttpResponse:
