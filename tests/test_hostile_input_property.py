@@ -592,6 +592,13 @@ def write_targets(world: World) -> list[Any]:
             {"public": "yes"},
             ["public", "unknown"],
         ),
+        FormTarget(
+            "crowd_study_make_public",
+            "rita",
+            reverse("crowd_study_make_public", args=[world.crowd.study_id]),
+            {"platform": "prolific"},
+            ["platform", "unknown"],
+        ),
         # A worker's answers, in the order of the phases (each page takes answers only in its phase).
         FormTarget("crowd_consent", "worker", reverse("crowd_consent", args=[world.crowd.key]), {}, ["accept"]),
         FormTarget(
@@ -848,6 +855,7 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "api_scoring",
         "dataset_import_upload",
         "crowd_study_public",
+        "crowd_study_make_public",
         "crowd_paste",
         "study_quality_action",
         "study_payment_rules",
