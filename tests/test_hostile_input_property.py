@@ -773,6 +773,7 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "api_study_quality": [study.pk],
         "api_study_payment_rules": [study.pk],
         "api_study_payment_file": [study.pk, "prolific-bonus"],
+        "api_study_crowd_export": [world.crowd.study_id, "workers", "csv"],
     }
     for name, args in api.items():
         yield name, "rita-api", reverse(name, args=args)
