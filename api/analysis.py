@@ -14,11 +14,14 @@ from rest_framework.views import APIView
 
 from analysis.selectors import analysis as selectors
 from analysis.selectors import analysis_groups, conditions
+from analysis.selectors.exports import CHECK_SETS, CHECKS_EXCLUDE
 from analysis.views.downloads import judgements_download, summaries_download
 from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
 from common.exports import EXPORT_FORMATS
 from common.roles import signed_in_user
+from crowd.selectors.crowd import CROWD_EXPORTS, crowd_study_of
+from crowd.views.researcher import crowd_export_response
 from review.selectors.quality import MAX_MODELLED_JUDGEMENTS
 from stats.agreement import LEVELS
 from stats.correlation import LEVELS as CORRELATION_LEVELS
@@ -595,15 +598,62 @@ class StudySummariesExportApi(APIView):
         )
 
 
+class JudgementExportQuery(JudgementSetQuery):
+    checks = serializers.ChoiceField(
+        choices=CHECK_SETS,
+        default=CHECKS_EXCLUDE,
+        help_text="include: a public study's attention checks too, marked by the phase column (docs/EXPORTS.md)",
+    )
+
+
 class StudyJudgementsExportApi(APIView):
-    """Every judgement of the study: accepted work only (excluded annotators left out) unless ?judgements=all."""
+    """Every judgement of the study: accepted work only (excluded annotators left out) unless ?judgements=all;
+    a public study's attention checks with ?checks=include."""
 
     permission_classes = RESEARCHERS
 
-    @STUDY_DOWNLOAD
+    @extend_schema(
+        parameters=[FORMAT_PARAMETER, JudgementExportQuery],
+        responses={
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="streamed CSV with a header row; X-FaithAnno-Judgements and X-FaithAnno-Checks say which",
+            ),
+            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="streamed JSON lines"),
+            (400, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="unknown format"),
+        },
+    )
     def get(self, request: Request, study_id: int, format_name: str) -> StreamingHttpResponse:
         study = visible_study(request, study_id)
-        judgements = _query(JudgementSetQuery, request)["judgements"]
+        query = _query(JudgementExportQuery, request)
         return judgements_download(
-            study=study, format_name=format_name, filename=f"study-{study.pk}-judgements", judgements=judgements
+            study=study,
+            format_name=format_name,
+            filename=f"study-{study.pk}-judgements",
+            judgements=query["judgements"],
+            checks=query["checks"],
         )
+
+
+class StudyCrowdExportApi(APIView):
+    """A public study's own downloads: `workers` (one row per worker: status, training, check pass rate),
+    `training` (one row per finished training attempt) or `surveys` (one row per answer); docs/EXPORTS.md."""
+
+    permission_classes = RESEARCHERS
+
+    @extend_schema(
+        parameters=[
+            FORMAT_PARAMETER,
+            OpenApiParameter("name", OpenApiTypes.STR, OpenApiParameter.PATH, enum=sorted(CROWD_EXPORTS)),
+        ],
+        responses={
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="streamed CSV with a header row"),
+            (200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR, description="streamed JSON lines"),
+            (400, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="unknown format"),
+        },
+    )
+    def get(self, request: Request, study_id: int, name: str, format_name: str) -> StreamingHttpResponse:
+        crowd = crowd_study_of(study_id=visible_study(request, study_id).pk)
+        if crowd is None:
+            raise Http404("This study is not public.")
+        return crowd_export_response(crowd=crowd, name=name, format_name=format_name)

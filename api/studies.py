@@ -18,9 +18,16 @@ from api.common import RESEARCHERS, dataset_or_404, visible_study
 from api.fields import FiniteFloatField
 from common.roles import signed_in_user
 from common.validation import errors_by_field, printable
+from crowd.models import CrowdStudy
 from crowd.parsing import crowd_spec_parse
-from crowd.selectors.crowd import crowd_public_link
-from crowd.services.studies import crowd_study_create
+from crowd.selectors.crowd import crowd_public_link, crowd_study_of
+from crowd.services.studies import (
+    PublicStudy,
+    crowd_study_create,
+    crowd_study_make_private,
+    crowd_study_make_public,
+    public_study_message,
+)
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, get_task
 from studies.forms import study_spec_parse
 from studies.models import Assignment, StudyExample
@@ -92,9 +99,22 @@ class AnnotatorProgressOutput(serializers.Serializer):
     member = serializers.BooleanField()
 
 
+class CrowdStateOutput(serializers.Serializer):
+    public = serializers.BooleanField(help_text="whether the link takes new workers (false: closed)")
+    public_link = serializers.CharField(help_text="the link for the crowd platform (absolute, from SITE_URL)")
+    platform = serializers.CharField()
+
+
+def _crowd_state(crowd: CrowdStudy | None) -> dict[str, Any] | None:
+    if crowd is None:
+        return None
+    return {"public": crowd.public, "public_link": crowd_public_link(crowd=crowd), "platform": crowd.platform}
+
+
 class StudyDetailOutput(StudyOutput):
     tasks = StudyTaskOutput(many=True)
     progress = AnnotatorProgressOutput(many=True)
+    crowd = CrowdStateOutput(allow_null=True, help_text="the public link; null for a study that was never public")
 
 
 class StudyListApi(ListAPIView):
@@ -223,9 +243,44 @@ class StudyAnnotatorsApi(APIView):
 
 
 class StudyDetailApi(APIView):
-    """One study: its tasks with their progress, and each annotator's progress."""
+    """One study: its tasks with their progress, each annotator's progress and its public link; PATCH with a
+    `crowd` object makes it public (or, with `"public": false`, closes its link)."""
 
     permission_classes = RESEARCHERS
+
+    class StudyUpdateInput(serializers.Serializer):
+        crowd = serializers.JSONField(
+            help_text="make the study public with these crowd settings, as `create_study --crowd-settings` takes "
+            "them ({} for the platform's defaults; a study that has crowd settings keeps them and only reopens its "
+            'link); {"public": false} closes the link'
+        )
+
+    class StudyUpdatedOutput(serializers.Serializer):
+        crowd = CrowdStateOutput()
+        created = serializers.BooleanField(help_text="the crowd settings were made now (false: the study had them)")
+        released = serializers.IntegerField(help_text="open items nobody had started, back to the pool")
+        kept = serializers.IntegerField(help_text="open items started by their annotators, left with them")
+        checks = serializers.IntegerField(help_text="attention check items made now")
+        message = serializers.CharField()
+
+    @extend_schema(request=StudyUpdateInput, responses={200: StudyUpdatedOutput})
+    def patch(self, request: Request, study_id: int) -> Response:
+        study = visible_study(request, study_id)
+        payload = self.StudyUpdateInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        raw, user = payload.validated_data["crowd"], signed_in_user(request)
+        try:
+            if isinstance(raw, dict) and raw.get("public") is False:
+                crowd = crowd_study_make_private(study=study, by=user)
+                result = PublicStudy(crowd=crowd, created=False, released=0, kept=0, checks=0)
+                message = "The link is closed: it takes no new workers (those who started can finish)."
+            else:
+                result = crowd_study_make_public(study=study, crowd=crowd_spec_parse(raw), by=user)
+                message = public_study_message(result)
+        except ValidationError as exc:
+            return Response(errors_by_field(exc), status=status.HTTP_400_BAD_REQUEST)
+        body = {**vars(result), "crowd": _crowd_state(result.crowd), "message": message}
+        return Response(self.StudyUpdatedOutput(body).data)
 
     @extend_schema(responses=StudyDetailOutput)
     def get(self, request: Request, study_id: int) -> Response:
@@ -247,6 +302,7 @@ class StudyDetailApi(APIView):
         body["tasks"] = StudyTaskOutput(tasks, many=True).data
         progress_rows = selectors.study_progress(study=study, study_tasks=tasks_of_study)
         body["progress"] = AnnotatorProgressOutput(progress_rows, many=True).data
+        body["crowd"] = _crowd_state(crowd_study_of(study_id=study.pk))
         return Response(body)
 
 

@@ -72,6 +72,11 @@ urlpatterns = [
         analysis.StudyJudgementsExportApi.as_view(),
         name="api_study_judgements_export",
     ),
+    path(
+        "studies/<int:study_id>/exports/crowd/<str:name>.<str:format_name>",
+        analysis.StudyCrowdExportApi.as_view(),
+        name="api_study_crowd_export",
+    ),
     path("studies/<int:study_id>/adjudication/", adjudication.QueueApi.as_view(), name="api_adjudication_queue"),
     path(
         "studies/<int:study_id>/adjudication/<int:item_id>/",

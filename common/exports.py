@@ -53,6 +53,23 @@ def csv_chunks(rows: Iterable[dict[str, Any]], fields: Sequence[str], rows_per_c
     yield buffer.getvalue()
 
 
+def csv_lines(rows: Iterable[Sequence[Any]]) -> str:
+    """Rows without a header as CSV lines ending in a bare newline (the layout of the platforms' bulk files:
+    one id per line, or `id,amount`), every cell through csv_cell."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for row in rows:
+        writer.writerow([csv_cell(value) for value in row])
+    return buffer.getvalue()
+
+
+def csv_plain(value: str) -> bool:
+    """Whether `value` is written into a CSV cell exactly as it is: csv_cell leaves it alone and the CSV
+    writer needs no quotes for it (no comma, quote or line break). An id that is not cannot be written into a
+    file whose reader expects the id itself (a payment file): neutralised, it would be another id."""
+    return csv_cell(value) == value and not any(char in value for char in ',"\r\n')
+
+
 def jsonl_chunks(rows: Iterable[dict[str, Any]], rows_per_chunk: int = 500) -> Iterator[str]:
     lines: list[str] = []
     for row in rows:

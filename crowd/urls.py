@@ -21,5 +21,7 @@ researcher_urlpatterns = [
     path("new/public/", researcher.crowd_study_new, name="crowd_study_new"),
     path("<int:study_id>/crowd/", researcher.crowd_study, name="crowd_study"),
     path("<int:study_id>/crowd/public/", researcher.crowd_study_public, name="crowd_study_public"),
-    path("<int:study_id>/crowd/surveys.<str:format_name>", researcher.crowd_survey_export, name="crowd_survey_export"),
+    path("<int:study_id>/crowd/make-public/", researcher.crowd_study_make_public_page, name="crowd_study_make_public"),
+    # surveys, workers, training (crowd.selectors.crowd.CROWD_EXPORTS) as csv, jsonl or parquet.
+    path("<int:study_id>/crowd/<str:name>.<str:format_name>", researcher.crowd_export, name="crowd_export"),
 ]

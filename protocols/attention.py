@@ -31,6 +31,19 @@ ENTITY_SWAP = "entity_swap"
 NUMBER_SWAP = "number_swap"
 RESEARCHER = "researcher"
 GENERATED_KINDS = (VERBATIM, FUSION, ENTITY_SWAP, NUMBER_SWAP)
+# What a check tests, as the exports name it: a positive control (must be judged faithful), a negative
+# control (must be judged unfaithful) or the researcher's own check (either).
+POSITIVE = "positive"
+NEGATIVE = "negative"
+OWN = "own"
+
+
+def check_role(kind: str, expected: str) -> str:
+    """POSITIVE, NEGATIVE or OWN for a check of `kind` (a generated kind or RESEARCHER) expecting `expected`."""
+    if kind == RESEARCHER:
+        return OWN
+    return POSITIVE if expected == FAITHFUL else NEGATIVE
+
 
 # spaCy entity labels whose text is a number; the rest are swapped as entities. DATE and TIME are entities:
 # their "value" is no single number.

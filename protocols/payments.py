@@ -6,14 +6,14 @@ rejected), and a bonus for gold accuracy (at least `gold_min_percent` of the gra
 researcher's own bonus for the worker is added. A rejected or excluded worker gets the per-item amount only
 (what the researcher promised for any work) and no bonus.
 
-Files:
+Files (rows here; the caller writes them with common.exports, every cell through csv_cell, and leaves out
+the workers whose id a spreadsheet would run: review.selectors.quality, docs/CROWD_CHECKS.md):
 - Prolific, bulk approve / bulk reject: one participant id per line (the submissions page's "Bulk approve");
 - Prolific, bulk bonus: one "participant_id,amount" line per worker with an amount above zero (the
   submissions page's "Bulk bonus payment"); Prolific pays the study's reward on approval, so the bonus file
   carries everything the rules add;
 - MTurk: rows of WorkerId, AssignmentId (when known), Approve ("x"), Reject (the reason) and Bonus, the
-  columns of MTurk's batch results file that its "upload results" reads, plus the bonus (the caller writes
-  the CSV with common.exports, which keeps spreadsheets from running a cell).
+  columns of MTurk's batch results file that its "upload results" reads, plus the bonus.
 """
 
 from __future__ import annotations
@@ -120,16 +120,15 @@ def _platform(rows: Sequence[Payment], platform: str) -> list[Payment]:
     return [row for row in rows if row.work.platform == platform and row.work.external_id]
 
 
-def prolific_ids(rows: Sequence[Payment], review: str) -> str:
-    """The participant ids of the Prolific workers with that review, one per line (bulk approve/reject)."""
-    ids = [row.work.external_id for row in _platform(rows, "prolific") if row.work.review == review]
-    return "".join(f"{worker_id}\n" for worker_id in ids)
+def prolific_ids(rows: Sequence[Payment], review: str) -> list[tuple[str]]:
+    """The participant ids of the Prolific workers with that review, one a row (bulk approve/reject)."""
+    return [(row.work.external_id,) for row in _platform(rows, "prolific") if row.work.review == review]
 
 
-def prolific_bonuses(rows: Sequence[Payment]) -> str:
-    """ "participant_id,amount" lines of the Prolific workers whose payment from the rules is above zero, for
-    the bulk bonus payment (amounts in the study's currency, two decimal places)."""
-    return "".join(f"{row.work.external_id},{row.total}\n" for row in _platform(rows, "prolific") if row.total > 0)
+def prolific_bonuses(rows: Sequence[Payment]) -> list[tuple[str, str]]:
+    """(participant_id, amount) of the Prolific workers whose payment from the rules is above zero, for the
+    bulk bonus payment (amounts in the study's currency, two decimal places)."""
+    return [(row.work.external_id, str(row.total)) for row in _platform(rows, "prolific") if row.total > 0]
 
 
 MTURK_COLUMNS = ("WorkerId", "AssignmentId", "Approve", "Reject", "Bonus")
@@ -137,7 +136,7 @@ MTURK_COLUMNS = ("WorkerId", "AssignmentId", "Approve", "Reject", "Bonus")
 
 def mturk_rows(rows: Sequence[Payment]) -> list[dict[str, str]]:
     """The MTurk workers as rows of MTURK_COLUMNS: Approve is "x" when approved, Reject the reason when
-    rejected, Bonus the payment from the rules (write them with a CSV writer that neutralises formulas)."""
+    rejected, Bonus the payment from the rules."""
     table = []
     for row in _platform(rows, "mturk"):
         work = row.work

@@ -592,6 +592,13 @@ def write_targets(world: World) -> list[Any]:
             {"public": "yes"},
             ["public", "unknown"],
         ),
+        FormTarget(
+            "crowd_study_make_public",
+            "rita",
+            reverse("crowd_study_make_public", args=[world.crowd.study_id]),
+            {"platform": "prolific"},
+            ["platform", "unknown"],
+        ),
         # A worker's answers, in the order of the phases (each page takes answers only in its phase).
         FormTarget("crowd_consent", "worker", reverse("crowd_consent", args=[world.crowd.key]), {}, ["accept"]),
         FormTarget(
@@ -767,6 +774,7 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
         "api_study_quality": [study.pk],
         "api_study_payment_rules": [study.pk],
         "api_study_payment_file": [study.pk, "prolific-bonus"],
+        "api_study_crowd_export": [world.crowd.study_id, "workers", "csv"],
     }
     for name, args in api.items():
         yield name, "rita-api", reverse(name, args=args)
@@ -788,7 +796,7 @@ def page_targets(world: World) -> Iterator[tuple[str, str, str]]:
     crowd_pages = {
         "crowd_study_new": [],
         "crowd_study": [world.crowd.study_id],
-        "crowd_survey_export": [world.crowd.study_id, "csv"],
+        "crowd_export": [world.crowd.study_id, "workers", "csv"],
     }
     for name, args in crowd_pages.items():
         yield name, "rita", reverse(name, args=args)
@@ -849,6 +857,7 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "api_scoring",
         "dataset_import_upload",
         "crowd_study_public",
+        "crowd_study_make_public",
         "crowd_paste",
         "study_quality_action",
         "study_payment_rules",

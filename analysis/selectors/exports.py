@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import F, FilteredRelation, Q
+from django.db.models import F, FilteredRelation, Q, QuerySet
 
 from analysis.selectors.analysis import (
     enhanced_studies,
@@ -18,6 +18,8 @@ from analysis.selectors.analysis import (
     without_checks,
 )
 from corpus.models import Dataset, Summary
+from crowd.models import ANNOTATION
+from protocols.attention import check_role
 from protocols.tasks import unit_statement
 from stats.enhanced import VARIANTS
 from studies.models import Participation, Study
@@ -60,20 +62,69 @@ JUDGEMENT_COLUMN_TYPES: dict[str, str] = {
     "final_status": "text",
     "final_method": "text",
     "final_by": "text",
+    "phase": "text",
+    "check_kind": "text",
+    "check_source": "text",
+    "check_expected": "text",
+    "check_passed": "boolean",
 }
 EXPORT_FIELDS = tuple(JUDGEMENT_COLUMN_TYPES)
 NO_FINAL_LABEL = {"final_label": "", "final_status": "", "final_method": "", "final_by": ""}
 
+# Whether a study's judgement export holds the attention checks a public study mixes into its queue: left out
+# by default (their labels test the worker and are no data), included on request and marked by `phase`.
+CHECKS_EXCLUDE = "exclude"
+CHECKS_INCLUDE = "include"
+CHECK_SETS = (CHECKS_EXCLUDE, CHECKS_INCLUDE)
+# Where a judgement was made (the `phase` column): an item of the study, or an attention check. Training
+# answers are no judgements: the crowd training export holds them (crowd.selectors.crowd).
+ANNOTATION_PHASE = ANNOTATION
+ATTENTION_CHECK_PHASE = "attention_check"
 
-def study_judgement_rows(*, study: Study, judgements: str = ACCEPTED) -> Iterator[dict[str, Any]]:
+
+def check_set_from(raw: str | None) -> str:
+    """A page's `?checks=`: CHECKS_INCLUDE when it says "include", CHECKS_EXCLUDE otherwise (like
+    judgement_set_from; the API refuses an unknown value instead)."""
+    return CHECKS_INCLUDE if raw == CHECKS_INCLUDE else CHECKS_EXCLUDE
+
+
+def _check_columns(kind: str | None, expected: str | None, passed: bool | None) -> dict[str, Any]:
+    """The phase and check columns of a row; a row of no attention check has empty check columns."""
+    if kind is None:
+        return {
+            "phase": ANNOTATION_PHASE,
+            "check_kind": "",
+            "check_source": "",
+            "check_expected": "",
+            "check_passed": None,
+        }
+    return {
+        "phase": ATTENTION_CHECK_PHASE,
+        "check_kind": check_role(kind, expected or ""),
+        "check_source": kind,
+        "check_expected": expected or "",
+        "check_passed": passed,
+    }
+
+
+def study_judgement_rows(
+    *, study: Study, judgements: str = ACCEPTED, checks: str = CHECKS_EXCLUDE
+) -> Iterator[dict[str, Any]]:
     """Every judgement of a study as flat rows, streamed from the database in chunks; then a row per item an
     annotator could not judge (no label; `cannot_judge` says why). Accepted work only (excluded annotators
     left out) unless `judgements` is "all"; each row names the annotator's platform, worker id and whether
-    they are excluded."""
+    they are excluded. A public study's attention checks are left out unless `checks` is CHECKS_INCLUDE; then
+    their rows say so in `phase` and carry the check's kind, expectation and whether the worker passed it."""
     judgement_set_check(judgements)
+    if checks not in CHECK_SETS:
+        raise ValueError(f"checks must be one of {', '.join(CHECK_SETS)} (got {checks!r})")
     standing = _standing(study)
-    yield from _judgement_rows(study, judgements, standing)
-    yield from _skip_rows(study, judgements, standing)
+    yield from _judgement_rows(study, judgements, checks, standing)
+    yield from _skip_rows(study, judgements, checks, standing)
+
+
+def _checks_kept(queryset: QuerySet[Any], checks: str, *, assignment: str = "") -> QuerySet[Any]:
+    return queryset if checks == CHECKS_INCLUDE else without_checks(queryset, assignment=assignment)
 
 
 Standing = dict[int, dict[str, Any]]
@@ -91,10 +142,10 @@ def _standing(study: Study) -> Standing:
     }
 
 
-def _judgement_rows(study: Study, judgements: str, standing: Standing) -> Iterator[dict[str, Any]]:
+def _judgement_rows(study: Study, judgements: str, checks: str, standing: Standing) -> Iterator[dict[str, Any]]:
     # The unit's final label (studies.models.FinalLabel) joined in the same query: one row per judgement.
     rows = counted(
-        without_checks(study_judgements_in_order(study=study), assignment="assignment__"),
+        _checks_kept(study_judgements_in_order(study=study), checks, assignment="assignment__"),
         judgements=judgements,
         assignment="assignment__",
     ).annotate(
@@ -130,6 +181,9 @@ def _judgement_rows(study: Study, judgements: str, standing: Standing) -> Iterat
         "final__status",
         "final__method",
         "final__adjudicated_by__username",
+        "assignment__item__crowd_check__kind",
+        "assignment__item__crowd_check__expected",
+        "assignment__crowd_record__check_passed",
     )
     for (
         annotator_id,
@@ -158,6 +212,9 @@ def _judgement_rows(study: Study, judgements: str, standing: Standing) -> Iterat
         final_status,
         final_method,
         final_by,
+        check_kind,
+        check_expected,
+        check_passed,
     ) in rows.iterator(chunk_size=2000):
         yield {
             "study": study.pk,
@@ -193,11 +250,12 @@ def _judgement_rows(study: Study, judgements: str, standing: Standing) -> Iterat
             "final_status": final_status or "",
             "final_method": final_method or "",
             "final_by": final_by or "",
+            **_check_columns(check_kind, check_expected, check_passed),
         }
 
 
-def _skip_rows(study: Study, judgements: str, standing: Standing) -> Iterator[dict[str, Any]]:
-    rows = counted(without_checks(study_skips_in_order(study=study)), judgements=judgements).values_list(
+def _skip_rows(study: Study, judgements: str, checks: str, standing: Standing) -> Iterator[dict[str, Any]]:
+    rows = counted(_checks_kept(study_skips_in_order(study=study), checks), judgements=judgements).values_list(
         "annotator_id",
         "item__study_task__task",
         "condition__name",
@@ -214,6 +272,9 @@ def _skip_rows(study: Study, judgements: str, standing: Standing) -> Iterator[di
         "item__explanation__metric",
         "item__explanation__model_ids",
         "item__explanation__config",
+        "item__crowd_check__kind",
+        "item__crowd_check__expected",
+        "crowd_record__check_passed",
     )
     for (
         annotator_id,
@@ -232,6 +293,9 @@ def _skip_rows(study: Study, judgements: str, standing: Standing) -> Iterator[di
         metric,
         model_ids,
         config,
+        check_kind,
+        check_expected,
+        check_passed,
     ) in rows.iterator(chunk_size=2000):
         yield {
             "study": study.pk,
@@ -262,6 +326,7 @@ def _skip_rows(study: Study, judgements: str, standing: Standing) -> Iterator[di
             "cannot_judge": reason,
             "cannot_judge_note": note,
             **NO_FINAL_LABEL,
+            **_check_columns(check_kind, check_expected, check_passed),
         }
 
 

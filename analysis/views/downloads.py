@@ -36,13 +36,19 @@ def summaries_download(
 
 
 def judgements_download(
-    *, study: Study, format_name: str, filename: str, judgements: str = ACCEPTED
+    *,
+    study: Study,
+    format_name: str,
+    filename: str,
+    judgements: str = ACCEPTED,
+    checks: str = export_selectors.CHECKS_EXCLUDE,
 ) -> StreamingHttpResponse:
     """Every judgement of a study (or a dataset's imported judgements) as flat rows: accepted work only
-    unless `judgements` is "all" (the file name then ends in -all)."""
-    rows = export_selectors.study_judgement_rows(study=study, judgements=judgements)
+    unless `judgements` is "all" (the file name then ends in -all); a public study's attention checks only
+    when `checks` is "include" (the file name then ends in -checks, the header X-FaithAnno-Checks says so)."""
+    rows = export_selectors.study_judgement_rows(study=study, judgements=judgements, checks=checks)
     fields = export_selectors.EXPORT_FIELDS
     types = export_selectors.export_column_types(fields)
-    return export_response(
-        rows, fields, format_name, filename + _suffix(judgements), types, judgement_set_metadata(judgements)
-    )
+    suffix = _suffix(judgements) + ("-checks" if checks == export_selectors.CHECKS_INCLUDE else "")
+    metadata = {**judgement_set_metadata(judgements), "checks": checks}
+    return export_response(rows, fields, format_name, filename + suffix, types, metadata)

@@ -7,13 +7,17 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from analysis.selectors import analysis as analysis_selectors
+from analysis.selectors.exports import check_set_from
 from analysis.views.downloads import judgements_download
 from common.exports import EXPORT_FORMATS
 from common.views import researcher_required
+from crowd.selectors.crowd import crowd_public_link, crowd_study_of
+from crowd.services.studies import PLATFORM_PARAMS
 from judges.forms import JudgeRunForm
 from judges.selectors import judgeable_tasks, run_failures, study_judge_runs
 from protocols.tasks import get_task
 from studies.forms import AnnotatorsAddForm, StudySettingsForm
+from studies.models import Participation
 from studies.selectors import studies as selectors
 from studies.selectors.participation import excluded_annotator_ids, judgement_set_from
 from studies.views.studies import visible_study
@@ -53,6 +57,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
         for run in runs
     ]
     annotators = [{"progress": row, "agreement": agreement.annotators.get(row.username)} for row in progress]
+    crowd = crowd_study_of(study_id=study.pk) if study.kind == study.Kind.STUDY else None
     return render(
         request,
         "annotations/study_detail.html",
@@ -78,6 +83,9 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
             "add_form": AnnotatorsAddForm(exclude=[row.user_id for row in progress if row.member]),
             "judge_runs": judge_runs,
             "judge_form": JudgeRunForm(study_tasks=judgeable_tasks(study=study, study_tasks=study_tasks)),
+            "crowd": crowd,
+            "public_link": crowd_public_link(crowd=crowd) if crowd is not None else "",
+            "crowd_platforms": [(value, Participation.Platform(value).label) for value in PLATFORM_PARAMS],
         },
     )
 
@@ -91,4 +99,5 @@ def study_export(request: HttpRequest, study_id: int, format_name: str) -> Strea
         format_name=format_name,
         filename=f"study-{study.pk}-judgements",
         judgements=judgement_set_from(request.GET.get("judgements")),
+        checks=check_set_from(request.GET.get("checks")),
     )

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.urls import reverse
 
-from crowd.models import KEY_MAX_CHARS, CrowdStudy, CrowdWorker, TrainingItem
+from crowd.models import KEY_MAX_CHARS, TRAINING, CrowdStudy, CrowdWorker, TrainingItem
 from studies.models import Assignment
 
 
@@ -77,6 +77,7 @@ def crowd_worker_counts(*, crowd: CrowdStudy) -> dict[str, int]:
 
 
 SURVEY_FIELDS = ("worker_id", "platform", "status", "survey", "question", "answer")
+SURVEY_COLUMN_TYPES = dict.fromkeys(SURVEY_FIELDS, "text")
 
 
 def survey_answer_rows(*, crowd: CrowdStudy) -> Iterator[dict[str, Any]]:
@@ -103,3 +104,118 @@ def crowd_items_done(*, worker: CrowdWorker) -> int:
         item__crowd_check__isnull=True,
         status__in=[Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED],
     ).count()
+
+
+# One row per worker of a public study (docs/EXPORTS.md, "Crowd workers"): who they are on the platform, how
+# their session went, their training and their attention checks.
+WORKER_COLUMN_TYPES: dict[str, str] = {
+    "study": "integer",
+    "worker_id": "text",
+    "platform": "text",
+    "platform_study_id": "text",
+    "platform_session_id": "text",
+    "annotator": "text",
+    "status": "text",
+    "phase": "text",
+    "excluded": "boolean",
+    "started_at": "text",
+    "consented_at": "text",
+    "finished_at": "text",
+    "end_reason": "text",
+    "training_attempts": "integer",
+    "training_passed": "boolean",
+    "items_done": "integer",
+    "checks_graded": "integer",
+    "checks_passed": "integer",
+    "check_pass_rate": "number",
+}
+WORKER_FIELDS = tuple(WORKER_COLUMN_TYPES)
+
+
+def _iso(moment: Any) -> str:
+    return moment.isoformat() if moment is not None else ""
+
+
+def crowd_worker_rows(*, crowd: CrowdStudy) -> Iterator[dict[str, Any]]:
+    """One row per worker of the public study, in the order they arrived: platform ids, status and phase,
+    exclusion, the training's finished attempts and whether the last one passed, the real items done and the
+    attention checks graded and passed (check_pass_rate empty when none was graded). One query."""
+    graded = Q(records__check_passed__isnull=False)
+    workers = (
+        crowd_workers(crowd=crowd)
+        .select_related("user")
+        .annotate(
+            checks_graded=Count("records", filter=graded),
+            checks_passed=Count("records", filter=graded & Q(records__check_passed=True)),
+            items_done=Count(
+                "records",
+                filter=Q(records__assignment__item__crowd_check__isnull=True)
+                & Q(records__assignment__status__in=[Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED]),
+            ),
+        )
+    )
+    for worker in workers.iterator(chunk_size=500):
+        attempts = [attempt for attempt in worker.training_results if isinstance(attempt, dict)]
+        yield {
+            "study": crowd.study_id,
+            "worker_id": worker.participation.external_id,
+            "platform": worker.participation.platform,
+            "platform_study_id": worker.platform_study_id,
+            "platform_session_id": worker.platform_session_id,
+            "annotator": worker.user.get_username(),
+            "status": worker.status,
+            "phase": worker.phase,
+            "excluded": worker.participation.excluded,
+            "started_at": _iso(worker.started_at),
+            "consented_at": _iso(worker.consented_at),
+            "finished_at": _iso(worker.finished_at),
+            "end_reason": worker.end_reason,
+            "training_attempts": len(attempts),
+            "training_passed": bool(attempts[-1].get("passed")) if attempts else None,
+            "items_done": worker.items_done,
+            "checks_graded": worker.checks_graded,
+            "checks_passed": worker.checks_passed,
+            "check_pass_rate": worker.checks_passed / worker.checks_graded if worker.checks_graded else None,
+        }
+
+
+# One row per finished training attempt (docs/EXPORTS.md, "Training attempts").
+TRAINING_COLUMN_TYPES: dict[str, str] = {
+    "study": "integer",
+    "worker_id": "text",
+    "platform": "text",
+    "phase": "text",
+    "attempt": "integer",
+    "correct": "integer",
+    "total": "integer",
+    "passed": "boolean",
+}
+TRAINING_FIELDS = tuple(TRAINING_COLUMN_TYPES)
+
+
+def training_attempt_rows(*, crowd: CrowdStudy) -> Iterator[dict[str, Any]]:
+    """One row per training attempt a worker finished (the pass rule decided it), in the order the workers
+    arrived and attempted: how many gold items they got right of how many, and whether the attempt passed."""
+    workers = crowd_workers(crowd=crowd).only("training_results", "participation__external_id")
+    for worker in workers.iterator(chunk_size=500):
+        for attempt in worker.training_results:
+            if not isinstance(attempt, dict):
+                continue
+            yield {
+                "study": crowd.study_id,
+                "worker_id": worker.participation.external_id,
+                "platform": crowd.platform,
+                "phase": TRAINING,
+                "attempt": attempt.get("attempt"),
+                "correct": attempt.get("correct"),
+                "total": attempt.get("total"),
+                "passed": attempt.get("passed"),
+            }
+
+
+# The public study's own downloads: name -> (fields, column types, rows).
+CROWD_EXPORTS: dict[str, tuple[tuple[str, ...], dict[str, str], Callable[..., Iterator[dict[str, Any]]]]] = {
+    "surveys": (SURVEY_FIELDS, SURVEY_COLUMN_TYPES, survey_answer_rows),
+    "workers": (WORKER_FIELDS, WORKER_COLUMN_TYPES, crowd_worker_rows),
+    "training": (TRAINING_FIELDS, TRAINING_COLUMN_TYPES, training_attempt_rows),
+}

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from django.core.exceptions import ValidationError
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
 from common.validation import printable, storable_text_problem
@@ -23,7 +24,8 @@ from crowd.models import ANNOTATION, END, PHASES, CrowdCheck, CrowdStudy, Traini
 from protocols.attention import FUSION, GENERATED_KINDS, RESEARCHER, VERBATIM, Mention, attention_checks
 from protocols.decisions import Thresholds
 from protocols.tasks import EXPECTATIONS, STUDY_TASKS, get_task
-from studies.models import Participation, Study, StudyItem, StudyTask
+from studies.models import Assignment, Participation, Study, StudyItem, StudyTask
+from studies.selectors.access import studies_for_user
 from studies.services.studies import StudyPlan, StudySpec, study_create
 
 # The link parameters each platform sends: the worker's id, the platform's study id, its session id (keyed by
@@ -506,7 +508,13 @@ def crowd_study_create(*, spec: StudySpec, crowd: CrowdSpec) -> CrowdPlan:
         raise ValidationError(problems) from exc
     if problems:
         raise ValidationError(problems)
-    study = plan.study
+    settings, stored = _crowd_settings_store(plan.study, checked)
+    return CrowdPlan(plan=plan, crowd=settings, checks=stored)
+
+
+def _crowd_settings_store(study: Study, checked: CrowdSpec) -> tuple[CrowdStudy, int]:
+    """The study's crowd settings (a new link key), its training items and its attention checks, from a
+    checked spec (crowd_spec_check); returns the settings and how many check items were stored."""
     documents = _training_documents(study, checked.training)
     settings = CrowdStudy.objects.create(
         study=study,
@@ -530,7 +538,7 @@ def crowd_study_create(*, spec: StudySpec, crowd: CrowdSpec) -> CrowdPlan:
     if checked.generated_checks:
         checks += _generated_checks(study, checked)
     stored = _checks_store(study, checks) if checked.check_rate else 0
-    return CrowdPlan(plan=plan, crowd=settings, checks=stored)
+    return settings, stored
 
 
 # The CrowdStudy columns a CrowdSpec sets (the rest: the study, its key, timestamps).
@@ -572,3 +580,83 @@ def crowd_study_publish(*, crowd: CrowdStudy, public: bool) -> CrowdStudy:
     crowd.public = bool(public)
     crowd.save(update_fields=["public", "updated_at"])
     return crowd
+
+
+@dataclass(frozen=True)
+class PublicStudy:
+    """What turning an existing study public did."""
+
+    crowd: CrowdStudy
+    created: bool  # the crowd settings were made now (False: the study had them; the link was (re)opened)
+    released: int  # open items nobody had started, taken back from their annotators into the pool
+    kept: int  # open items an annotator had started (a draft or active time), left with them to finish
+    checks: int  # attention check items made now
+
+
+def public_study_message(result: PublicStudy) -> str:
+    """What the page and the API say after turning a study public."""
+    if not result.created:
+        return "The study is public: its link takes new workers (its crowd settings are unchanged)."
+    parts = [f"The study is public: workers pull their items by the link ({result.checks} attention check items)."]
+    if result.released:
+        parts.append(f"{result.released} open item(s) nobody had started went back to the pool.")
+    if result.kept:
+        parts.append(f"{result.kept} started item(s) stay with their annotators to finish.")
+    return " ".join(parts)
+
+
+def _runs(user: User, study: Study) -> bool:
+    return studies_for_user(user=user).filter(pk=study.pk).exists()
+
+
+@transaction.atomic
+def crowd_study_make_public(*, study: Study, crowd: CrowdSpec, by: User) -> PublicStudy:
+    """Turn an existing annotation study public: its crowd settings (checked as for a new public study,
+    CrowdSpec's defaults for what is not given), training items and attention checks are made as
+    crowd_study_create makes them, and the study becomes pull-based (workers pull their next item).
+
+    The work already handed out is settled without losing any: submitted work stays and counts towards k;
+    an open item nobody has started (no draft, no active time) goes back to the pool, where workers pull it;
+    an open item an annotator has started stays with them to finish (it counts as held, and like any held
+    item goes back to the pool once untouched for the crowd timeout, its draft kept on the reclaimed row).
+
+    A study that has crowd settings already keeps them (they are not changed here): the call only opens its
+    link again, so a replay changes nothing. Only the study's researchers (and admins) may do this
+    (PermissionDenied); imported judgements cannot be made public (ValidationError, keyed `study`)."""
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    if not _runs(by, locked):
+        raise PermissionDenied("Only the study's researchers may make it public.")
+    existing = CrowdStudy.objects.filter(study=locked).first()
+    if existing is not None:
+        if not existing.public:
+            crowd_study_publish(crowd=existing, public=True)
+        return PublicStudy(crowd=existing, created=False, released=0, kept=0, checks=0)
+    if locked.kind != Study.Kind.STUDY:
+        raise ValidationError({"study": "Imported judgements cannot be made public: they are no annotation study."})
+    checked = crowd_spec_check(spec=crowd, tasks=list(locked.tasks.values_list("task", flat=True)))
+    # Locked, so an annotator's submission now is taken before or after this, never lost in between.
+    held = list(
+        Assignment.objects.select_for_update()
+        .filter(item__study_task__study=locked, status=Assignment.Status.ASSIGNED)
+        .values_list("pk", "time_spent", "draft", "draft_saved_at")
+    )
+    not_started = [pk for pk, seconds, draft, saved in held if not seconds and not draft and saved is None]
+    Assignment.objects.filter(pk__in=not_started).delete()
+    released, kept = len(not_started), len(held) - len(not_started)
+    locked.pull_based = True
+    locked.save(update_fields=["pull_based"])
+    settings, stored = _crowd_settings_store(locked, checked)
+    return PublicStudy(crowd=settings, created=True, released=released, kept=kept, checks=stored)
+
+
+@transaction.atomic
+def crowd_study_make_private(*, study: Study, by: User) -> CrowdStudy:
+    """Close a public study's link (crowd_study_publish): new workers get the "closed" page, workers who
+    started can finish. The crowd settings stay, so making it public again reopens the same link. Replaying
+    changes nothing. ValidationError keyed `study` when the study is not public."""
+    if not _runs(by, study):
+        raise PermissionDenied("Only the study's researchers may make it private.")
+    crowd = CrowdStudy.objects.select_for_update().filter(study=study).first()
+    if crowd is None:
+        raise ValidationError({"study": "This study has no public link."})
+    return crowd_study_publish(crowd=crowd, public=False) if crowd.public else crowd

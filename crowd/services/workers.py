@@ -48,6 +48,10 @@ class ArrivalError(ValueError):
         self.message = message
 
 
+class StudyClosed(ArrivalError):
+    """The researcher closed the link (made the study private): nobody new starts."""
+
+
 def platform_id(value: Any, *, name: str, required: bool) -> str:
     """The checked value of a link parameter (a worker, study or session id)."""
     if value is None or value == "":
@@ -107,7 +111,10 @@ def crowd_worker_arrive(*, crowd: CrowdStudy, params: Mapping[str, Any]) -> tupl
     if existing is not None:
         return existing, False
     if not locked.public:
-        raise ArrivalError("This study is closed: it takes no new participants.")
+        raise StudyClosed(
+            "This study is closed: it takes no new participants. Return to your platform's page; you have not "
+            "started this study, so there is nothing to submit."
+        )
     user = get_user_model()(username=_username(locked, external_id), is_active=True)
     user.set_unusable_password()
     user.save()

@@ -9,22 +9,35 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from common.exports import EXPORT_FORMATS
 from common.roles import signed_in_user
 from common.validation import errors_by_field
 from common.views import export_response, researcher_required
 from crowd.forms import CrowdSettingsForm
 from crowd.models import CrowdStudy, CrowdWorker
 from crowd.selectors.crowd import (
-    SURVEY_FIELDS,
+    CROWD_EXPORTS,
     crowd_public_link,
     crowd_study_of,
     crowd_worker_counts,
-    survey_answer_rows,
 )
-from crowd.services.studies import crowd_study_create, crowd_study_publish
+from crowd.services.studies import (
+    CrowdSpec,
+    crowd_study_create,
+    crowd_study_make_private,
+    crowd_study_make_public,
+    public_study_message,
+)
 from studies.forms import DatasetChoiceForm, StudyCreateForm
 from studies.selectors.selection import selection_options
 from studies.views.studies import chosen_dataset, visible_study
+
+# The crowd page's downloads (CROWD_EXPORTS) with their labels.
+CROWD_DOWNLOADS = (
+    ("workers", "Workers (status, training, check pass rate)"),
+    ("training", "Training attempts"),
+    ("surveys", "Survey answers"),
+)
 
 
 def _crowd_of(request: HttpRequest, study_id: int) -> CrowdStudy:
@@ -72,24 +85,64 @@ def crowd_study(request: HttpRequest, study_id: int) -> HttpResponse:
     crowd = _crowd_of(request, study_id)
     counts = crowd_worker_counts(crowd=crowd)
     statuses = [(CrowdWorker.Status(status).label, status, n) for status, n in counts.items()]
-    context = {"crowd": crowd, "study": crowd.study, "link": crowd_public_link(crowd=crowd), "statuses": statuses}
+    context = {
+        "crowd": crowd,
+        "study": crowd.study,
+        "link": crowd_public_link(crowd=crowd),
+        "statuses": statuses,
+        "downloads": CROWD_DOWNLOADS,
+        "export_formats": sorted(EXPORT_FORMATS),
+    }
     return render(request, "crowd/study.html", context)
+
+
+def _back(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Back to the page the form was on: the study page (`back=study`) or the public-link page."""
+    return redirect("study_detail" if request.POST.get("back") == "study" else "crowd_study", study_id=study_id)
 
 
 @researcher_required
 @require_POST
 def crowd_study_public(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Open (public=yes) or close (public=no) a public study's link; replaying changes nothing."""
     crowd = _crowd_of(request, study_id)
-    public = request.POST.get("public") == "yes"
-    crowd_study_publish(crowd=crowd, public=public)
-    messages.success(request, "The link takes new workers." if public else "The link takes no new workers.")
-    return redirect("crowd_study", study_id=crowd.study_id)
+    user = signed_in_user(request)
+    if request.POST.get("public") == "yes":
+        crowd_study_make_public(study=crowd.study, crowd=CrowdSpec(), by=user)
+        messages.success(request, "The link takes new workers.")
+    else:
+        crowd_study_make_private(study=crowd.study, by=user)
+        messages.success(request, "The link is closed: it takes no new workers (those who started can finish).")
+    return _back(request, crowd.study_id)
+
+
+@researcher_required
+@require_POST
+def crowd_study_make_public_page(request: HttpRequest, study_id: int) -> HttpResponse:
+    """The study page's "Make public": crowd settings with the defaults of the chosen platform (the crowd page
+    shows them), the study pull-based, open items nobody started back to the pool (crowd_study_make_public)."""
+    study = visible_study(request, study_id)
+    platform = request.POST.get("platform") or ""
+    try:
+        result = crowd_study_make_public(study=study, crowd=CrowdSpec(platform=platform), by=signed_in_user(request))
+    except ValidationError as exc:
+        for field, problems in errors_by_field(exc).items():
+            messages.error(request, f"Make public, {field}: {' '.join(problems)}")
+    else:
+        messages.success(request, public_study_message(result))
+    return redirect("study_detail", study_id=study.pk)
+
+
+def crowd_export_response(*, crowd: CrowdStudy, name: str, format_name: str) -> StreamingHttpResponse:
+    """One of the public study's own downloads (CROWD_EXPORTS: surveys, workers, training) as CSV, JSON lines
+    or Parquet; the page and the API serve it. An unknown name is a 404."""
+    if name not in CROWD_EXPORTS:
+        raise Http404("No such download.")
+    fields, types, rows = CROWD_EXPORTS[name]
+    return export_response(rows(crowd=crowd), fields, format_name, f"study-{crowd.study_id}-{name}", types)
 
 
 @researcher_required
 @require_GET
-def crowd_survey_export(request: HttpRequest, study_id: int, format_name: str) -> StreamingHttpResponse:
-    crowd = _crowd_of(request, study_id)
-    types = dict.fromkeys(SURVEY_FIELDS, "text")
-    rows = survey_answer_rows(crowd=crowd)
-    return export_response(rows, SURVEY_FIELDS, format_name, f"study-{crowd.study_id}-surveys", types)
+def crowd_export(request: HttpRequest, study_id: int, name: str, format_name: str) -> StreamingHttpResponse:
+    return crowd_export_response(crowd=_crowd_of(request, study_id), name=name, format_name=format_name)

@@ -39,6 +39,7 @@ from crowd.selectors.crowd import (
 from crowd.services.assignment import crowd_item_next, crowd_paste_record, crowd_work_evaluate
 from crowd.services.workers import (
     ArrivalError,
+    StudyClosed,
     crowd_annotation_done,
     crowd_consent,
     crowd_end_code,
@@ -162,6 +163,8 @@ def crowd_start(request: HttpRequest, key: str) -> HttpResponse:
         return _too_many(request, wait)
     try:
         worker, _ = crowd_worker_arrive(crowd=crowd, params=request.GET.dict())
+    except StudyClosed as exc:
+        return _refusal(request, "This study is closed", exc.message, 403, crowd)
     except ArrivalError as exc:
         return _refusal(request, "This link cannot start the study", exc.message, 400, crowd)
     if request.user.is_authenticated and request.user.pk != worker.user_id:

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from analysis.selectors.analysis import task_labels
 from common.aggregates import Median
+from common.exports import FORMULA_TRIGGERS, csv_plain
 from crowd.models import CrowdItemRecord, CrowdWorker
 from protocols.payments import Payment, PaymentRules, WorkerWork, cost, payments
 from protocols.tasks import get_task
@@ -152,6 +153,11 @@ class StudyQuality:
     n_judgements: int = 0
     methods: tuple[str, ...] = field(default_factory=tuple)
 
+    @property
+    def payment_ids_left_out(self) -> list[str]:
+        """The workers' ids the payment files leave out (payment_id_left_out)."""
+        return [w.external_id for w in self.workers if w.external_id and payment_id_left_out(w.external_id)]
+
 
 def payment_rules_of(*, study: Study) -> PaymentRules:
     """The study's payment rules (nothing paid until the researcher sets them)."""
@@ -167,6 +173,14 @@ def payment_rules_of(*, study: Study) -> PaymentRules:
     )
 
 
+def payment_id_left_out(external_id: str) -> bool:
+    """Whether a worker id stays out of the payment files: one beginning like a formula (=, +, -, @, tab,
+    carriage return: a spreadsheet runs it, or reads "+1" as the number 1) or needing CSV quotes is no genuine
+    platform id (Prolific's are 24 hexadecimal characters, MTurk's capital letters and digits), and
+    neutralised it would name another worker, so it is listed, never written."""
+    return external_id.startswith(FORMULA_TRIGGERS) or not csv_plain(external_id)
+
+
 @dataclass(frozen=True)
 class StudyPayments:
     rules: PaymentRules
@@ -175,6 +189,16 @@ class StudyPayments:
     @property
     def cost(self) -> Decimal:
         return cost(self.rows)
+
+    @property
+    def payable(self) -> list[Payment]:
+        """The rows the payment files may hold (their worker id is written as it is)."""
+        return [row for row in self.rows if not payment_id_left_out(row.work.external_id)]
+
+    @property
+    def left_out(self) -> list[str]:
+        """The worker ids kept out of the payment files (payment_id_left_out), for a warning."""
+        return [row.work.external_id for row in self.rows if payment_id_left_out(row.work.external_id)]
 
 
 def _works(

@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from common.exports import csv_chunks
+from common.exports import csv_chunks, csv_lines
 from common.roles import signed_in_user
 from common.validation import InputError, bounded_int, finite_number
 from common.views import researcher_required
@@ -31,6 +31,9 @@ PAYMENT_FILES = {
     "prolific-bonus": ("prolific-bonus.txt", "text/plain"),
     "mturk": ("mturk.csv", "text/csv"),
 }
+# How many workers a payment file left out because their id would run as a spreadsheet formula (the
+# quality page lists them).
+LEFT_OUT_HEADER = "X-FaithAnno-Left-Out"
 # The largest minimum active time a page accepts (a day).
 MAX_MIN_SECONDS = 86_400.0
 
@@ -129,15 +132,17 @@ def payment_file_response(*, study: Study, name: str) -> HttpResponse:
     if name not in PAYMENT_FILES:
         raise Http404("No such payment file.")
     filename, content_type = PAYMENT_FILES[name]
-    rows = selectors.study_payments(study=study).rows
+    payments = selectors.study_payments(study=study)
+    rows = payments.payable  # a worker id a spreadsheet would run is left out and listed on the quality page
     if name == "mturk":
         body = "".join(csv_chunks(mturk_rows(rows), MTURK_COLUMNS))
     elif name == "prolific-bonus":
-        body = prolific_bonuses(rows)
+        body = csv_lines(prolific_bonuses(rows))
     else:
-        body = prolific_ids(rows, APPROVED if name == "prolific-approve" else REJECTED)
+        body = csv_lines(prolific_ids(rows, APPROVED if name == "prolific-approve" else REJECTED))
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-{filename}"'
+    response[LEFT_OUT_HEADER] = str(len(payments.left_out))
     return response
 
 

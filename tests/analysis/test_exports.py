@@ -23,6 +23,7 @@ from analysis.selectors.exports import (
 )
 from common.exports import parquet_chunks
 from corpus.models import Summary
+from crowd.selectors.crowd import CROWD_EXPORTS
 from protocols.tasks import QGQA_STATEMENTS, unit_statement
 from studies.models import Assignment, Judgement, Study
 from studies.selectors.dataset_records import dataset_jsonl_records
@@ -208,8 +209,10 @@ def test_it_has_a_data_dictionary_entry_with_the_type_of_every_export_column(
         match = re.match(r"\| `([^`]+)` \| (\w+) \|", line)
         if match:
             documented[match.group(1)] = match.group(2)
-    for column, kind in {**JUDGEMENT_COLUMN_TYPES, **SUMMARY_COLUMN_TYPES}.items():
-        assert documented.get(column) == kind, column
+    crowd_types = [types for _, types, _ in CROWD_EXPORTS.values()]
+    for types in (JUDGEMENT_COLUMN_TYPES, SUMMARY_COLUMN_TYPES, *crowd_types):
+        for column, kind in types.items():
+            assert documented.get(column) == kind, column
     summary_columns = download_rows(client_for(rita), "study_summaries_export", judged_study, "jsonl")[0]
     for column in summary_columns:
         pattern = re.sub(r"^(human|metric|enhanced):.*", r"\1:", column)

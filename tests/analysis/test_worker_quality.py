@@ -302,6 +302,46 @@ def test_it_computes_payments_from_the_rules_and_writes_the_platform_files(
     assert quality.live.cost == Decimal("0.95") and quality.live.currency == "GBP"
 
 
+@pytest.mark.parametrize("hostile_id", ['=HYPERLINK("http://x","y")', "+1", "-2+3", "@SUM(A1)", "a,b", "\t=1"])
+def test_it_leaves_a_worker_id_a_spreadsheet_would_run_out_of_every_payment_file_and_lists_it(
+    crowd_study: Study, rita: AbstractUser, alice: AbstractUser, bob: AbstractUser, carol: AbstractUser, hostile_id: str
+) -> None:
+    # Such an id never arrives by the public link (crowd.services.workers.WORKER_ID); it may come from an
+    # imported dataset, a bundle or the admin. Neutralised (a leading ') it would name another worker.
+    participation_get_or_create(study=crowd_study, annotator=alice, platform="prolific", external_id="5f1a")
+    participation_get_or_create(study=crowd_study, annotator=bob, platform="prolific", external_id=hostile_id)
+    participation_get_or_create(study=crowd_study, annotator=carol, platform="mturk", external_id=hostile_id)
+    payment_rules_set(
+        study=crowd_study,
+        per_item="0.10",
+        per_accepted_item="0",
+        gold_bonus="0",
+        gold_min_percent=100,
+        currency="GBP",
+        by=rita,
+    )
+    client = client_for(rita)
+    for who in (alice, bob, carol):
+        client.post(reverse("study_quality_action", args=[crowd_study.pk, who.pk, "approve"]))
+    for name in ("prolific-approve", "prolific-reject", "prolific-bonus", "mturk"):
+        response = client.get(reverse("study_payment_file", args=[crowd_study.pk, name]))
+        body = response.content.decode()
+        assert response.status_code == 200 and response["X-FaithAnno-Left-Out"] == "2"
+        assert hostile_id not in body and "'" not in body
+    approve = client.get(reverse("study_payment_file", args=[crowd_study.pk, "prolific-approve"]))
+    assert approve.content.decode() == "5f1a\n"
+    bonus = client.get(reverse("study_payment_file", args=[crowd_study.pk, "prolific-bonus"]))
+    assert bonus.content.decode() == "5f1a,0.20\n"
+    mturk = client.get(reverse("study_payment_file", args=[crowd_study.pk, "mturk"])).content.decode()
+    assert mturk.splitlines() == ["WorkerId,AssignmentId,Approve,Reject,Bonus"]
+    api = api_client_for(rita).get(reverse("api_study_payment_file", args=[crowd_study.pk, "prolific-bonus"]))
+    assert api.content.decode() == "5f1a,0.20\n" and api["X-FaithAnno-Left-Out"] == "2"
+    page = client.get(reverse("study_quality", args=[crowd_study.pk]))
+    assert page.context["quality"].payment_ids_left_out == [hostile_id, hostile_id]
+    assert 'id="payment-ids-left-out"' in page.content.decode()
+    assert study_payments(study=crowd_study).left_out == [hostile_id, hostile_id]
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [("per_item", "nan"), ("per_item", "-0.10"), ("per_item", "100.01"), ("gold_bonus", "1e2"),

@@ -273,3 +273,47 @@ def test_it_builds_a_survey_on_the_public_study_form(
         }
     ]
     assert crowd.post_survey[0]["kind"] == "likert" and len(crowd.post_survey[0]["choices"]) == 5
+
+
+def test_a_researcher_makes_an_existing_study_public_from_its_page_and_private_again(
+    live_server: Any, page: Any, small_dataset: Dataset, rita: AbstractUser, alice: AbstractUser, bob: AbstractUser
+) -> None:
+    from studies.models import Study
+    from studies.services.studies import StudySpec, study_create
+    from tests.browser.conftest import open_as
+
+    study = study_create(
+        spec=StudySpec(
+            name="Internal study",
+            dataset=small_dataset,
+            tasks=["factuality"],
+            annotators=[alice, bob],
+            annotators_per_item=2,
+            created_by=rita,
+        )
+    ).study
+    open_as(page, live_server.url, rita, f"/studies/{study.pk}/")
+    assert page.locator("#make-public").is_visible() and serious_violations(page) == []
+    page.locator("#make-public-platform").select_option("mturk")
+    page.locator("#make-public-button").click()
+    page.wait_for_selector("#study-public-link")
+    crowd = CrowdStudy.objects.get(study=study)
+    assert page.locator("#study-public-link").inner_text().endswith(f"/crowd/{crowd.key}/")
+    assert "The study is public" in page.locator(".messages, [role=status], body").first.inner_text()
+    assert crowd.platform == "mturk" and Study.objects.get(pk=study.pk).pull_based
+    assert not Assignment.objects.filter(item__study_task__study=study, status="assigned").exists()
+    assert serious_violations(page) == []
+    page.locator("#study-toggle-public").click()
+    page.wait_for_selector("text=new workers see that the study is closed")
+    crowd.refresh_from_db()
+    assert not crowd.public
+    worker = page.context.browser.new_context().new_page()
+    try:
+        worker.goto(f"{live_server.url}/crowd/{crowd.key}/?workerId=A1NEWWORKER")
+        assert "This study is closed" in worker.locator("#refused").inner_text()
+    finally:
+        worker.context.close()
+    page.locator("#study-toggle-public").click()
+    page.wait_for_selector("text=The link takes new workers.")
+    crowd.refresh_from_db()
+    assert crowd.public and CrowdStudy.objects.filter(study=study).count() == 1

@@ -206,3 +206,29 @@ def test_it_keeps_the_raw_values_in_json_lines(hostile: Study, rita: AbstractUse
             assert CROWD_COMMENT in {row["comment"] for row in rows}, name
         else:
             assert {row["comment"] for row in rows} == {COMMENT} and USERNAME in {row["annotator"] for row in rows}
+
+
+def test_it_writes_header_less_lines_through_csv_cell() -> None:
+    from common.exports import csv_lines, csv_plain
+
+    assert csv_lines([("5f1a", "0.20"), ("=1+1", "-0.5"), ("a,b", "+SUM(A1)")]) == (
+        "5f1a,0.20\n'=1+1,-0.5\n\"a,b\",'+SUM(A1)\n"
+    )
+    assert csv_plain("5f1a0c") and csv_plain("+1") and not csv_plain("=1") and not csv_plain("a,b")
+
+
+def test_every_csv_writer_of_the_product_is_in_common_exports() -> None:
+    """Every CSV the product writes goes through common.exports (csv_chunks, csv_lines), whose cells pass
+    csv_cell: no other module builds CSV itself (a csv writer, or `f"{id},{amount}\\n"` lines by hand)."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    writer = re.compile(r"csv\.(writer|DictWriter)\(|f\"\{[^\"]*\},\{[^\"]*\}\\n\"")
+    found = []
+    for path in root.rglob("*.py"):
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith(("tests/", "node_modules/", "benchmarks/")) or "/migrations/" in relative:
+            continue
+        if relative != "common/exports.py" and writer.search(path.read_text(encoding="utf-8")):
+            found.append(relative)
+    assert found == []

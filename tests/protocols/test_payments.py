@@ -68,9 +68,9 @@ def test_it_writes_prolifics_bulk_lists_and_the_mturk_rows() -> None:
         ],
         RULES,
     )
-    assert prolific_ids(rows, "approved") == "P-A\n"
-    assert prolific_ids(rows, "rejected") == "P-B\n"
-    assert prolific_bonuses(rows) == "P-A,0.45\nP-B,0.30\n"
+    assert prolific_ids(rows, "approved") == [("P-A",)]
+    assert prolific_ids(rows, "rejected") == [("P-B",)]
+    assert prolific_bonuses(rows) == [("P-A", "0.45"), ("P-B", "0.30")]
     assert mturk_rows(rows) == [
         {"WorkerId": "A1", "AssignmentId": "", "Approve": "", "Reject": "fast and bad", "Bonus": "0.30"}
     ]

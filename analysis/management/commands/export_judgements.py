@@ -5,7 +5,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.selectors.exports import EXPORT_FIELDS, export_column_types, study_judgement_rows
+from analysis.selectors.exports import (
+    CHECKS_EXCLUDE,
+    CHECKS_INCLUDE,
+    EXPORT_FIELDS,
+    export_column_types,
+    study_judgement_rows,
+)
 from common.exports import BINARY_FORMATS, EXPORT_FORMATS, chunks_write, export_chunks
 from corpus.selectors import dataset_by_name
 from studies.models import Study
@@ -26,6 +32,11 @@ class Command(BaseCommand):
             action="store_true",
             help="include the work of excluded annotators (default: accepted work only; Parquet metadata says which)",
         )
+        parser.add_argument(
+            "--include-checks",
+            action="store_true",
+            help="include a public study's attention checks, marked by the phase column (default: left out)",
+        )
 
     def handle(
         self, *args: Any, study: int | None, dataset: str | None, format_name: str, output: Path | None, **options: Any
@@ -44,8 +55,8 @@ class Command(BaseCommand):
             except Study.DoesNotExist:
                 raise CommandError(f"No study with id {study}.") from None
         judgements = ALL if options["all_judgements"] else ACCEPTED
-        rows = study_judgement_rows(study=study_obj, judgements=judgements)
-        chunks = export_chunks(
-            rows, EXPORT_FIELDS, format_name, export_column_types(EXPORT_FIELDS), metadata={"judgements": judgements}
-        )
+        checks = CHECKS_INCLUDE if options["include_checks"] else CHECKS_EXCLUDE
+        rows = study_judgement_rows(study=study_obj, judgements=judgements, checks=checks)
+        metadata = {"judgements": judgements, "checks": checks}
+        chunks = export_chunks(rows, EXPORT_FIELDS, format_name, export_column_types(EXPORT_FIELDS), metadata=metadata)
         chunks_write(chunks, output=output, stdout=self.stdout)
