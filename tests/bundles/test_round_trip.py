@@ -201,7 +201,13 @@ def test_it_keeps_guidelines_versions_timing_skips_and_each_annotators_standing(
 ) -> None:
     result = _round_trip(judged_study, tmp_path, rita)
     copy = result.study
-    assert result.usernames == {"alice": "alice-imported", "bob": "bob-imported", "carol": "carol-imported"}
+    # rita wrote guidelines and excluded carol: who decided is mapped by name like the annotators.
+    assert result.usernames == {
+        "alice": "alice-imported",
+        "bob": "bob-imported",
+        "carol": "carol-imported",
+        "rita": "rita-imported",
+    }
     assert result.dataset.name == "small imported"
     versions = GuidelinesVersion.objects.filter(study_task__study=copy, study_task__task="factuality")
     assert sorted(versions.values_list("version", "text")) == sorted(
@@ -215,11 +221,11 @@ def test_it_keeps_guidelines_versions_timing_skips_and_each_annotators_standing(
     )
     assert Assignment.objects.filter(item__study_task__study=copy, status="skipped").count() == 1
     carol = Participation.objects.get(study=copy, annotator__username="carol-imported")
-    assert carol.excluded and carol.excluded_reason == "failed the checks" and carol.excluded_by is None
+    assert carol.excluded and carol.excluded_reason == "failed the checks" and carol.excluded_by.username == "rita-imported"
     bob = Participation.objects.get(study=copy, annotator__username="bob-imported")
     assert (bob.platform, bob.external_id, bob.review, str(bob.bonus)) == ("prolific", "P-77", "approved", "1.25")
     new_accounts = get_user_model().objects.filter(username__in=result.usernames.values())
-    assert new_accounts.count() == 3
+    assert new_accounts.count() == 4
     assert not any(user.is_active or user.has_usable_password() for user in new_accounts)
     assert list(copy.researchers.all()) == [rita] and copy.created_by == rita
     judgement_fields = ("unit_index", "unit_text", "label", "start", "end", "note", "data", "created_at")
