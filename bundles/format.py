@@ -957,7 +957,6 @@ def references_check(contents: BundleContents) -> None:
     """Every reference points at a row of the member it names; what must be unique is."""
     problems = _Problems()
     documents = _keys(contents, "documents.jsonl", "id", problems)
-    _keys(contents, "documents.jsonl", "external_id", problems)
     summaries = _keys(contents, "summaries.jsonl", "id", problems)
     _keys(contents, "summaries.jsonl", ("document", "external_id"), problems)
     _refer(contents, "summaries.jsonl", "document", documents, "documents.jsonl", problems)

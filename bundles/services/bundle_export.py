@@ -120,17 +120,18 @@ def study_bundle_export(*, study: Study, output: IO[bytes], progress: Progress |
     payment_rules = PaymentRules.objects.filter(study=study)
     runs = JudgeRun.objects.filter(study_task__study=study)
     people = _people(
-        study.annotators.values_list("username"),
-        study.adjudicators.values_list("username"),
-        assignments.values_list("annotator__username"),
-        participations.values_list("annotator__username"),
+        study.annotators.values_list("username", "pk"),
+        study.adjudicators.values_list("username", "pk"),
+        assignments.values_list("annotator__username", "annotator_id"),
+        participations.values_list("annotator__username", "annotator_id"),
         # Who decided something in the study, mapped by name like the annotators (docs/BUNDLES.md).
-        participations.values_list("excluded_by__username"),
-        final_labels.values_list("adjudicated_by__username"),
-        guidelines.values_list("created_by__username"),
-        examples.values_list("created_by__username"),
-        payment_rules.values_list("updated_by__username"),
-        runs.values_list("created_by__username"),
+        participations.values_list("excluded_by__username", "excluded_by_id"),
+        final_labels.values_list("adjudicated_by__username", "adjudicated_by_id"),
+        guidelines.values_list("created_by__username", "created_by_id"),
+        examples.values_list("created_by__username", "created_by_id"),
+        payment_rules.values_list("updated_by__username", "updated_by_id"),
+        runs.values_list("created_by__username", "created_by_id"),
+        runs.values_list("rater__user__username", "rater__user_id"),  # a model rater that judged nothing yet
     )
     member("people.jsonl", iter([{"username": name} for name in people]))
     writer.json_member(
@@ -308,9 +309,12 @@ def _own_fields(name: str, *renamed: str) -> list[str]:
     return [field for field in MEMBERS[name].fields if field not in renamed]
 
 
-def _people(*usernames: QuerySet[Any]) -> list[str]:
-    """The user names the queries give (one column each), without the empty ones, sorted."""
-    return sorted({name for query in usernames for (name,) in query if name})
+def _people(*accounts: QuerySet[Any]) -> list[str]:
+    """The user names the queries give ((user name, id) each), without the empty ones, in the order of the
+    accounts' ids: the import creates the accounts in this order, and analyses that order by annotator see
+    the same order."""
+    found = {name: pk for query in accounts for name, pk in query if name}
+    return sorted(found, key=found.__getitem__)
 
 
 def _crowd_members(study: Study, member: Callable[[str, Iterator[dict[str, Any]]], None]) -> None:

@@ -125,8 +125,12 @@ def _accounts_create(names: Iterable[str], models: Collection[str] = ()) -> dict
     user_model.objects.bulk_create(users, batch_size=BATCH)
     created = {user.username: user for user in user_model.objects.filter(username__in=chosen.values())}
     accounts = {name: created[new] for name, new in chosen.items()}
-    role_group(roles.EXTERNAL).user_set.add(*[user for name, user in accounts.items() if name not in models])
-    role_group(roles.MODEL).user_set.add(*[user for name, user in accounts.items() if name in models])
+    for role, members in (
+        (roles.EXTERNAL, [user for name, user in accounts.items() if name not in models]),
+        (roles.MODEL, [user for name, user in accounts.items() if name in models]),
+    ):
+        if members:
+            role_group(role).user_set.add(*members)
     return accounts
 
 

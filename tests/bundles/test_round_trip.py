@@ -164,6 +164,7 @@ def analyses(study: Study, names: dict[str, str]) -> dict[str, Any]:
             {
                 **{key: value for key, value in row.items() if key not in ("study", "summary_id", "dataset")},
                 "annotator": names.get(row["annotator"], row["annotator"]),
+                "final_by": names.get(row.get("final_by"), row.get("final_by")),  # who adjudicated
                 "summary": summaries[row["summary_id"]],
             }
         )
@@ -221,7 +222,11 @@ def test_it_keeps_guidelines_versions_timing_skips_and_each_annotators_standing(
     )
     assert Assignment.objects.filter(item__study_task__study=copy, status="skipped").count() == 1
     carol = Participation.objects.get(study=copy, annotator__username="carol-imported")
-    assert carol.excluded and carol.excluded_reason == "failed the checks" and carol.excluded_by.username == "rita-imported"
+    assert (
+        carol.excluded
+        and carol.excluded_reason == "failed the checks"
+        and carol.excluded_by.username == "rita-imported"
+    )
     bob = Participation.objects.get(study=copy, annotator__username="bob-imported")
     assert (bob.platform, bob.external_id, bob.review, str(bob.bonus)) == ("prolific", "P-77", "approved", "1.25")
     new_accounts = get_user_model().objects.filter(username__in=result.usernames.values())
@@ -319,8 +324,9 @@ def test_it_exports_and_imports_with_the_same_number_of_queries_for_few_and_many
     assert few == many == (EXPORT_QUERIES, IMPORT_QUERIES)
 
 
-# The export: one query per member, a few for the study's people and settings. The import: the earlier-import
-# look-up, then one INSERT per member (and one UPDATE where timestamps are put back), the accounts in one go,
-# the study's links and the record of the import; nothing per row.
-EXPORT_QUERIES = 18
-IMPORT_QUERIES = 32
+# The export: one query per member, one per kind of person the study names (annotators, adjudicators, who
+# excluded, adjudicated, wrote guidelines...) and a few for its settings. The import: the earlier-import look-up,
+# then one INSERT per member with rows (and one UPDATE where timestamps are put back), the accounts in one go,
+# the study's links, the model raters' and cached answers' look-ups and the record of the import; nothing per row.
+EXPORT_QUERIES = 38
+IMPORT_QUERIES = 33
