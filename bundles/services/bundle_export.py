@@ -311,9 +311,10 @@ def _own_fields(name: str, *renamed: str) -> list[str]:
 
 def _people(*accounts: QuerySet[Any]) -> list[str]:
     """The user names the queries give ((user name, id) each), without the empty ones, in the order of the
-    accounts' ids: the import creates the accounts in this order, and analyses that order by annotator see
-    the same order."""
-    found = {name: pk for query in accounts for name, pk in query if name}
+    accounts' ids (one query): the import creates the accounts in this order, so analyses that order by
+    annotator see the same order."""
+    first, *others = [query.order_by() for query in accounts]
+    found = {name: pk for name, pk in first.union(*others) if name}
     return sorted(found, key=found.__getitem__)
 
 

@@ -324,9 +324,9 @@ def test_it_exports_and_imports_with_the_same_number_of_queries_for_few_and_many
     assert few == many == (EXPORT_QUERIES, IMPORT_QUERIES)
 
 
-# The export: one query per member, one per kind of person the study names (annotators, adjudicators, who
-# excluded, adjudicated, wrote guidelines...) and a few for its settings. The import: the earlier-import look-up,
+# The export: one query per member, one for everyone the study names (annotators, adjudicators, who excluded,
+# adjudicated, wrote guidelines...) and a few for its settings. The import: the earlier-import look-up,
 # then one INSERT per member with rows (and one UPDATE where timestamps are put back), the accounts in one go,
 # the study's links, the model raters' and cached answers' look-ups and the record of the import; nothing per row.
-EXPORT_QUERIES = 38
+EXPORT_QUERIES = 29
 IMPORT_QUERIES = 33
