@@ -1046,6 +1046,12 @@ def _at_most_one(contents: BundleContents, name: str, problems: _Problems) -> No
 def _conditions_check(contents: BundleContents, problems: _Problems) -> None:
     conditions = _keys(contents, "conditions.jsonl", "id", problems)
     _keys(contents, "conditions.jsonl", "name", problems)
+    tasks = {row["task"] for row in contents.table("tasks.jsonl")}
+    for line, row in contents.rows["conditions.jsonl"]:
+        for task, text_ in row["guidelines"].items():
+            if task not in tasks or not isinstance(text_, str):
+                message = "must map tasks of tasks.jsonl to their guidelines text"
+                problems.add("conditions.jsonl", message, line=line, field=f"guidelines.{printable(task)[:40]}")
     for name in ("assignments.jsonl", "participations.jsonl"):
         _refer(contents, name, "condition", conditions, "conditions.jsonl", problems)
 

@@ -28,13 +28,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.services import role_group
-from bundles.format import MANIFEST, MAX_ERRORS, BundleContents, BundleInvalid, Problem, bundle_read, invalid
+from bundles.format import MANIFEST, MAX_ERRORS, BundleContents, BundleInvalid, Problem, Row, bundle_read, invalid
 from bundles.models import BundleImport
 from common import roles
 from common.validation import errors_by_field
 from corpus.models import Dataset, Document, HumanScore, MetricScore, Summary
 from crowd.models import PHASES, CrowdCheck, CrowdItemRecord, CrowdStudy, CrowdWorker, TrainingItem
 from crowd.services.studies import CROWD_FIELDS, CrowdSpec, TrainingSpec, checks_dataset_create, crowd_spec_check
+from crowd.services.workers import SURVEYS, survey_answers_clean
 from judges.client import endpoint_url
 from judges.models import CachedResponse, JudgeItem, JudgeRun, ModelRater
 from protocols.tasks import STUDY_TASKS
@@ -228,14 +229,35 @@ def _crowd_settings_check(contents: BundleContents) -> None:
         ]
         spec = CrowdSpec(**{name: row[name] for name in CROWD_FIELDS}, training=training, generated_checks=False)
         try:
-            crowd_spec_check(spec=spec, tasks=tasks)
+            checked = crowd_spec_check(spec=spec, tasks=tasks)
         except ValidationError as exc:
-            problems = [
-                Problem("crowd_studies.jsonl", line, name, message)
-                for name, messages in errors_by_field(exc).items()
-                for message in messages
-            ]
-            raise BundleInvalid(problems[:MAX_ERRORS]) from None
+            raise _problems("crowd_studies.jsonl", line, "", exc) from None
+        _survey_answers_check(contents, checked)
+
+
+def _problems(member: str, line: int, prefix: str, exc: ValidationError) -> BundleInvalid:
+    """A service's ValidationError as problems of one row: its fields under `prefix`."""
+    return BundleInvalid(
+        [
+            Problem(member, line, prefix + name, message)
+            for name, messages in errors_by_field(exc).items()
+            for message in messages
+        ][:MAX_ERRORS]
+    )
+
+
+def _survey_answers_check(contents: BundleContents, crowd: CrowdSpec) -> None:
+    """Each worker's answers are answers to the crowd's surveys, as the survey page would have taken them."""
+    for line, row in contents.rows["crowd_workers.jsonl"]:
+        for survey, answers in row["survey_answers"].items():
+            questions = getattr(crowd, survey) if survey in SURVEYS else None
+            if questions is None or not isinstance(answers, dict):
+                message = f"must map {' or '.join(SURVEYS)} to the answers by question"
+                raise invalid("crowd_workers.jsonl", message, line=line, field=f"survey_answers.{survey}")
+            try:
+                survey_answers_clean(list(questions), answers)
+            except ValidationError as exc:
+                raise _problems("crowd_workers.jsonl", line, f"survey_answers.{survey}.", exc) from None
 
 
 def _endpoints_check(contents: BundleContents) -> None:
@@ -252,9 +274,11 @@ def _endpoints_check(contents: BundleContents) -> None:
 def _write(contents: BundleContents, user: User | None, told: Progress) -> BundleImportResult:
     counts: dict[str, int] = {}
 
-    def create(name: str, model: type[models.Model], **options: Any) -> dict[Any, int]:
-        made = _create(model, contents.table(name), **options)
-        counts[name] = len(contents.rows[name])
+    def create(name: str, model: type[models.Model], rows: list[Row] | None = None, **options: Any) -> dict[Any, int]:
+        """The member's rows (or `rows`, some of them) as new rows of `model` (_create)."""
+        chosen = contents.table(name) if rows is None else rows
+        made = _create(model, chosen, **options)
+        counts[name] = len(chosen)
         told(name, counts[name])
         return made
 
@@ -492,16 +516,11 @@ def _judges_write(
         times=["created_at"],
     )
     cached = contents.table("cached_responses.jsonl")
-    known = set(
-        CachedResponse.objects.filter(prompt_hash__in=[row["prompt_hash"] for row in cached]).values_list(
-            "prompt_hash", flat=True
-        )
-    )
+    hashes = [row["prompt_hash"] for row in cached]
+    known = set(CachedResponse.objects.filter(prompt_hash__in=hashes).values_list("prompt_hash", flat=True))
     # The cache is the instance's, keyed by prompt: an answer it already holds stays as it is.
-    contents.rows["cached_responses.jsonl"] = [
-        (line, row) for line, row in contents.rows["cached_responses.jsonl"] if row["prompt_hash"] not in known
-    ]
-    create("cached_responses.jsonl", CachedResponse, links=lambda row: {}, times=["created_at"])
+    fresh = [row for row in cached if row["prompt_hash"] not in known]
+    create("cached_responses.jsonl", CachedResponse, fresh, links=lambda row: {}, times=["created_at"])
 
 
 __all__ = ["BundleImportResult", "BundleInvalid", "bundle_choices", "study_bundle_import"]
