@@ -1087,6 +1087,11 @@ def _crowd_check(
     _keys(contents, "crowd_records.jsonl", "assignment", problems)
     _refer(contents, "crowd_records.jsonl", "assignment", assignments, "assignments.jsonl", problems)
     _refer(contents, "crowd_records.jsonl", "worker", workers, "crowd_workers.jsonl", problems)
+    annotator_of = {row["id"]: row["annotator"] for row in contents.table("assignments.jsonl")}
+    worker_of = {row["id"]: row["annotator"] for row in contents.table("crowd_workers.jsonl")}
+    for line, row in contents.rows["crowd_records.jsonl"]:
+        if annotator_of.get(row["assignment"], worker_of.get(row["worker"])) != worker_of.get(row["worker"]):
+            problems.add("crowd_records.jsonl", "is an assignment of another annotator", line=line, field="worker")
     _keys(contents, "final_labels.jsonl", ("item", "unit_index"), problems)
     _refer(contents, "final_labels.jsonl", "item", items, "items.jsonl", problems)
 
@@ -1104,4 +1109,9 @@ def _judges_check(
     _keys(contents, "judge_items.jsonl", ("run", "item"), problems)
     _refer(contents, "judge_items.jsonl", "run", runs, "judge_runs.jsonl", problems)
     _refer(contents, "judge_items.jsonl", "item", items, "items.jsonl", problems)
+    task_of_item = {row["id"]: row["task"] for row in contents.table("items.jsonl")}
+    task_of_run = {row["id"]: row["task"] for row in contents.table("judge_runs.jsonl")}
+    for line, row in contents.rows["judge_items.jsonl"]:
+        if task_of_item.get(row["item"], task_of_run.get(row["run"])) != task_of_run.get(row["run"]):
+            problems.add("judge_items.jsonl", "is an item of another task than the run's", line=line, field="item")
     _keys(contents, "cached_responses.jsonl", "prompt_hash", problems)

@@ -486,6 +486,7 @@ def bundle_v2(full_study: Study) -> bytes:
             "survey_answers.pre_survey.english",
             "Choose one",
         ),
+        ("crowd_records.jsonl", lambda row: row.update(worker=row["worker"] + 1), "worker", "another annotator"),
         ("conditions.jsonl", lambda row: row.update(evidence="blurred"), "evidence", "must be one of"),
         ("crowd_studies.jsonl", lambda row: row.update(phases=["annotation", "nope", "end"]), "phases", "Unknown"),
         ("model_raters.jsonl", lambda row: row.update(endpoint="http://user:pw@host/v1"), "endpoint", "API key"),
