@@ -53,11 +53,11 @@ def _worker(crowd: CrowdStudy, pid: str) -> CrowdWorker:
 
 
 @pytest.fixture
-def full_study(small_dataset: Dataset, rita: AbstractUser, settings: Any) -> Study:
+def full_study(scored_dataset: Dataset, rita: AbstractUser, settings: Any) -> Study:
     """rita's crowd study: three workers (one pastes, one fails a check and is excluded), two conditions,
     payment rules, final labels with an adjudication, an LLM judge run done and one still queued with a key."""
     settings.FAITHANNO_LLM_BACKOFF_SECONDS = 0
-    crowd = crowd_study_make(small_dataset, rita).crowd
+    crowd = crowd_study_make(scored_dataset, rita).crowd
     study = crowd.study
     workers = [_worker(crowd, pid) for pid in ("P-ann", "P-ben", "P-cat")]
     for number, worker in enumerate(workers):
@@ -366,6 +366,8 @@ def test_it_round_trips_a_crowd_study_with_every_decision_and_every_number_stays
     assert {"highlights", "plain"} <= {row[3] for row in before["assignment conditions"]}
     assert any(row[4] is False for row in before["records"]) and any(row[2] for row in before["records"])
     assert len(before["workers"]) == 3 and before["checks"]
+    # (Human-enhanced scores need a metric's task: tests/bundles/test_round_trip.py covers them.)
+    assert before["correlations"] and before["factuality disagreements"] and before["kappa"]
     # The runs: the finished one as it was; the one still queued is no longer waiting for a key it never got.
     after_runs = runs(copy, names)
     assert after_runs == before_runs and len(before_runs["runs"]) == 2 and before_runs["runs"][0][-1]
