@@ -470,13 +470,14 @@ def _judges_write(
     by: Callable[[str | None], User | None],
 ) -> None:
     rows = contents.table("model_raters.jsonl")
-    # The same endpoint, model and parameters are one rater per instance (ModelRater.key): on the instance
-    # the bundle came from, or one that already has the rater, the copy's key names the bundle too.
+    # The same endpoint, model and parameters are one rater per instance (ModelRater.key). On an instance that
+    # has the rater already (the one the bundle came from, or one that imported it before), the copy gets a
+    # random key of its own: its judgements stay with its own account, and runs started here find the
+    # instance's rater.
     taken = set(ModelRater.objects.filter(key__in=[row["key"] for row in rows]).values_list("key", flat=True))
-    bundle_id = contents.manifest["bundle_id"]
 
     def rater_key(key: str) -> str:
-        return hashlib.sha256(f"{key}:{bundle_id}".encode()).hexdigest() if key in taken else key
+        return secrets.token_hex(32) if key in taken else key
 
     raters = create(
         "model_raters.jsonl",

@@ -543,3 +543,18 @@ def test_it_refuses_a_missing_or_changed_version_2_member(bundle_v2: bytes) -> N
         "payment_rules.jsonl: the member's sha256 or size differs from the manifest: the bundle was changed"
     )
     assert Decimal("0.40") == PaymentRules.objects.get().per_item
+
+
+def test_it_imports_the_bundle_again_once_its_copy_is_deleted(bundle_v2: bytes, rita: AbstractUser) -> None:
+    """The copy's model raters outlive its study (their accounts hold no other work): a second import of the
+    same bundle gets raters of its own again."""
+    first = _import(bundle_v2, rita)
+    # Assignment.condition and Participation.condition protect a condition (studies 0007_conditions), so a
+    # study whose work has conditions is deleted only once they are cleared.
+    Assignment.objects.filter(item__study_task__study=first.study).update(condition=None)
+    Participation.objects.filter(study=first.study).update(condition=None)
+    first.study.delete()
+    again = _import(bundle_v2, rita)
+    keys = list(ModelRater.objects.values_list("key", flat=True))
+    assert len(keys) == len(set(keys)) == 6  # the original's two, the first copy's two, the second's two
+    assert JudgeRun.objects.filter(study_task__study=again.study).count() == 2
