@@ -28,16 +28,8 @@ from typing import IO, Any
 from common.validation import MAX_ID, InputError, bounded_int, finite_number, json_parse, printable, storable_text
 
 FORMAT_NAME = "faithanno-study-bundle"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
-# Members that later versions of FaithAnno write beside the version 1 ones (docs/BUNDLES.md, "to come"):
-# optional, so a reader that does not know them imports the rest and says it left them out.
-TO_COME = {
-    "crowd.json": "crowd settings of the study (issue 14)",
-    "final_labels.jsonl": "adjudicated final labels (issue 16 point 1)",
-    "conditions.json": "the study's conditions and each annotator's condition (issue 16 point 2)",
-    "llm_runs.jsonl": "LLM judge runs with their prompts, models and parameters (issue 16 point 4)",
-}
 MAX_MEMBERS = 64
 MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_ERRORS = 20
@@ -128,6 +120,10 @@ def boolean(value: Any, name: str) -> Any:
     return value
 
 
+def boolean_or_null(value: Any, name: str) -> Any:
+    return None if value is None else boolean(value, name)
+
+
 def json_object(value: Any, name: str) -> Any:
     if not isinstance(value, dict):
         raise InputError(name, f"{name} must be a JSON object, got {type(value).__name__}")
@@ -207,6 +203,18 @@ class Member:
     name: str
     fields: Mapping[str, Check]
     lines: bool = True  # JSONL (one row a line); False: one JSON object
+    since: int = 1  # the format version that introduced the member (an older bundle reads as one without rows)
+    # Fields a later version added: name -> (that version, the check, what a row of an older bundle reads as).
+    added: Mapping[str, tuple[int, Check, Any]] = field(default_factory=dict)
+
+    def fields_of(self, version: int) -> dict[str, Check]:
+        """The fields a row of a bundle of `version` has."""
+        later = {name: check for name, (since, check, _) in self.added.items() if since <= version}
+        return {**self.fields, **later}
+
+    def defaults_of(self, version: int) -> dict[str, Any]:
+        """What the fields added after `version` read as in a row of such a bundle."""
+        return {name: default for name, (since, _, default) in self.added.items() if since > version}
 
 
 _TIMES = {"created_at": timestamp(), "updated_at": timestamp()}
@@ -216,6 +224,15 @@ _SCORE = {
     "value": number(),
     "source": text(100),
 }
+_RUN_COUNTS = (
+    "items_total",
+    "judged",
+    "failed",
+    "cached",
+    "requests",
+    "prompt_tokens",
+    "completion_tokens",
+)
 MEMBERS: dict[str, Member] = {
     member.name: member
     for member in (
@@ -240,6 +257,8 @@ MEMBERS: dict[str, Member] = {
                 "sentences": json_array,
                 "meta": json_object,
             },
+            # A copy in the study's own dataset of attention-check documents (crowd studies), not its dataset.
+            added={"attention_check": (2, boolean, False)},
         ),
         Member(
             "summaries.jsonl",
@@ -291,6 +310,11 @@ MEMBERS: dict[str, Member] = {
                 "created_at": timestamp(),
             },
             lines=False,
+            added={
+                "pull_based": (2, boolean, False),
+                "condition_design": (2, choice("condition_design"), "between"),
+                "adjudicators": (2, usernames, []),
+            },
         ),
         Member(
             "tasks.jsonl",
@@ -359,6 +383,7 @@ MEMBERS: dict[str, Member] = {
                 "submitted_at": timestamp(null=True),
                 **_TIMES,
             },
+            added={"condition": (2, identifier(null=True), None)},
         ),
         Member(
             "judgements.jsonl",
@@ -388,6 +413,215 @@ MEMBERS: dict[str, Member] = {
                 "bonus": decimal,
                 **_TIMES,
             },
+            added={"condition": (2, identifier(null=True), None)},
+        ),
+        # Version 2: conditions, payment rules, final labels, crowd settings and workers, LLM judge runs.
+        Member(
+            "conditions.jsonl",
+            {
+                "id": identifier(),
+                "name": text(100, blank=False),
+                "position": integer(0, SMALLINT_MAX),
+                "evidence": choice("evidence"),
+                "guidelines": json_object,
+                "created_at": timestamp(),
+            },
+            since=2,
+        ),
+        Member(
+            "payment_rules.jsonl",
+            {
+                "per_item": decimal,
+                "per_accepted_item": decimal,
+                "gold_bonus": decimal,
+                "gold_min_percent": integer(0, 100),
+                "currency": text(3, blank=False),
+                "updated_by": username(null=True),
+                "updated_at": timestamp(),
+            },
+            since=2,
+        ),
+        Member(
+            "final_labels.jsonl",
+            {
+                "item": identifier(),
+                "unit_index": integer(),
+                "unit_text": text(),
+                "label": text(50),
+                "status": choice("final_status"),
+                "method": text(40),
+                "adjudicated_by": username(null=True),
+                "adjudicated_at": timestamp(null=True),
+                "note": text(),
+                "aggregated_label": text(50),
+                "aggregated_method": text(40),
+                "n_raters": integer(0, SMALLINT_MAX),
+                "agreement": number(0, null=True),
+                "version": integer(1),
+                **_TIMES,
+            },
+            since=2,
+        ),
+        Member(
+            "crowd_studies.jsonl",
+            {
+                "public": boolean,
+                "platform": choice("platform"),
+                "worker_param": text(50),
+                "study_param": text(50),
+                "session_param": text(50),
+                "phases": json_array,
+                "consent_text": text(),
+                "instructions": text(),
+                "pre_survey": json_array,
+                "post_survey": json_array,
+                "training_rule": choice("pass_rule"),
+                "training_value": integer(0, SMALLINT_MAX),
+                "training_attempts": integer(0, SMALLINT_MAX),
+                "check_rate": number(0),
+                "attention_warn_at": integer(0, SMALLINT_MAX, null=True),
+                "attention_block_at": integer(0, SMALLINT_MAX, null=True),
+                "min_seconds": json_object,
+                "min_explanation_chars": integer(),
+                "time_warn_at": integer(0, SMALLINT_MAX, null=True),
+                "time_block_at": integer(0, SMALLINT_MAX, null=True),
+                "completion_code": text(100),
+                "screenout_code": text(100),
+                "failure_code": text(100),
+                "completion_url": text(500),
+                "screenout_url": text(500),
+                "failure_url": text(500),
+                "max_items_per_worker": integer(),
+                "timeout_minutes": integer(),
+                **_TIMES,
+            },
+            since=2,
+        ),
+        Member(
+            "training_items.jsonl",
+            {
+                "id": identifier(),
+                "document": identifier(),
+                "summary_text": text(),
+                "expected": text(20, blank=False),
+                "explanation": text(),
+                "position": integer(),
+            },
+            since=2,
+        ),
+        Member(
+            "crowd_checks.jsonl",
+            {
+                "item": identifier(),
+                "kind": text(20, blank=False),
+                "expected": text(20, blank=False),
+                "span_start": integer(null=True),
+                "span_end": integer(null=True),
+                "source": json_object,
+            },
+            since=2,
+        ),
+        Member(
+            "crowd_workers.jsonl",
+            {
+                "id": identifier(),
+                "annotator": username(),
+                "platform_study_id": text(100),
+                "platform_session_id": text(100),
+                "status": choice("worker_status"),
+                "phase": choice("phase"),
+                "consented_at": timestamp(null=True),
+                "training_attempt": integer(0, SMALLINT_MAX),
+                "training_answers": json_object,
+                "training_results": json_array,
+                "survey_answers": json_object,
+                "warnings": json_array,
+                "end_reason": text(),
+                "started_at": timestamp(),
+                "last_seen_at": timestamp(),
+                "finished_at": timestamp(null=True),
+            },
+            since=2,
+        ),
+        Member(
+            "crowd_records.jsonl",
+            {
+                "assignment": identifier(),
+                "worker": identifier(),
+                "paste_events": integer(),
+                "evaluated_at": timestamp(null=True),
+                "check_passed": boolean_or_null,
+                "check_reason": text(),
+            },
+            since=2,
+        ),
+        Member(
+            "model_raters.jsonl",
+            {
+                "id": identifier(),
+                "username": username(),
+                "endpoint": text(500, blank=False),
+                "model": text(200, blank=False),
+                "parameters": json_object,
+                "key": text(64, blank=False),
+                "created_at": timestamp(),
+            },
+            since=2,
+        ),
+        Member(
+            "judge_runs.jsonl",
+            {
+                "id": identifier(),
+                "task": identifier(),
+                "rater": identifier(),
+                "created_by": username(null=True),
+                "status": choice("judge_run_status"),
+                "reason": text(),
+                "api_key_variable": text(100),
+                "max_requests": integer(),
+                "max_tokens": integer(),
+                "max_seconds": integer(),
+                "tries": integer(0, SMALLINT_MAX),
+                "guidelines_version": integer(),
+                **{name: integer() for name in _RUN_COUNTS},
+                "seconds": number(0),
+                "created_at": timestamp(),
+                "started_at": timestamp(null=True),
+                "heartbeat_at": timestamp(null=True),
+                "finished_at": timestamp(null=True),
+            },
+            since=2,
+        ),
+        Member(
+            "judge_items.jsonl",
+            {
+                "run": identifier(),
+                "item": identifier(),
+                "status": choice("judge_item_status"),
+                "model": text(200, blank=False),
+                "endpoint": text(500),
+                "parameters": json_object,
+                "prompt": json_array,
+                "prompt_hash": text(64, blank=False),
+                "response": text(),
+                "reason": text(),
+                "tries": integer(0, SMALLINT_MAX),
+                "from_cache": boolean,
+                "created_at": timestamp(),
+            },
+            since=2,
+        ),
+        Member(
+            "cached_responses.jsonl",
+            {
+                "prompt_hash": text(64, blank=False),
+                "model": text(200, blank=False),
+                "content": text(),
+                "prompt_tokens": integer(),
+                "completion_tokens": integer(),
+                "created_at": timestamp(),
+            },
+            since=2,
         ),
     )
 }
@@ -430,10 +664,13 @@ class BundleWriter:
     """Writes members one after another into a zip (streamed: a JSONL member is never held whole), then
     the manifest with each member's sha256, size and row count."""
 
-    def __init__(self, output: IO[bytes], *, bundle_id: str, created_at: datetime) -> None:
+    def __init__(
+        self, output: IO[bytes], *, bundle_id: str, created_at: datetime, format_version: int = FORMAT_VERSION
+    ) -> None:
         self.archive = zipfile.ZipFile(output, "w", compression=zipfile.ZIP_DEFLATED)
         self.bundle_id = bundle_id
         self.created_at = created_at
+        self.format_version = format_version  # an earlier one only to test that older bundles still import
         self.members: dict[str, dict[str, Any]] = {}
 
     def _write(self, name: str, lines: Iterable[str], *, required: bool) -> int:
@@ -460,7 +697,7 @@ class BundleWriter:
     def close(self) -> dict[str, Any]:
         manifest = {
             "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
+            "format_version": self.format_version,
             "bundle_id": self.bundle_id,
             "app_version": app_code_version(),
             "created_at": self.created_at.isoformat(),
@@ -502,26 +739,29 @@ class _Problems:
             raise BundleInvalid(self.found)
 
 
-def _checked_row(member: Member, value: Any, line: int | None, problems: _Problems) -> Row | None:
+def _checked_row(member: Member, version: int, value: Any, line: int | None, problems: _Problems) -> Row | None:
+    """The row with the fields of `version` checked, and the fields later versions added at what an older
+    row reads as (so the import sees rows of the current version)."""
     if not isinstance(value, dict):
         problems.add(member.name, f"must be a JSON object, got {type(value).__name__}", line=line)
         return None
-    unknown = sorted(set(value) - set(member.fields))
+    fields = member.fields_of(version)
+    unknown = sorted(set(value) - set(fields))
     if unknown:
         problems.add(member.name, "unknown field (a newer format?)", line=line, field=printable(unknown[0])[:60])
         return None
-    missing = [name for name in member.fields if name not in value]
+    missing = [name for name in fields if name not in value]
     if missing:
         problems.add(member.name, "missing field", line=line, field=missing[0])
         return None
     row: Row = {}
-    for name, check in member.fields.items():
+    for name, check in fields.items():
         try:
             row[name] = check(value[name], name)
         except InputError as exc:
             problems.add(member.name, exc.message, line=line, field=exc.field)
             return None
-    return row
+    return {**row, **member.defaults_of(version)}
 
 
 def _member_verify(archive: zipfile.ZipFile, info: zipfile.ZipInfo, expected: Mapping[str, Any]) -> None:
@@ -628,11 +868,15 @@ def bundle_read(source: IO[bytes], *, max_uncompressed: int, choices: Mapping[st
             if name != MANIFEST and name not in listed:
                 raise invalid(name, "is in the archive but not in the manifest: the bundle was changed")
         contents = BundleContents(manifest)
+        version: int = manifest["format_version"]
+        known = {name: member for name, member in MEMBERS.items() if member.since <= version}
         for name in MEMBERS:
-            if name not in listed:
-                raise invalid(name, "missing from the manifest: every format version 1 bundle has it")
+            if name not in known:
+                contents.rows[name] = []  # a member of a later version: an older bundle has none of its rows
+            elif name not in listed:
+                raise invalid(name, f"missing from the manifest: every format version {version} bundle has it")
         for name, meta in listed.items():
-            if name not in MEMBERS:
+            if name not in known:
                 if meta["required"]:
                     raise invalid(
                         name,
@@ -642,12 +886,14 @@ def bundle_read(source: IO[bytes], *, max_uncompressed: int, choices: Mapping[st
                 continue
             if name not in infos:
                 raise invalid(name, "is listed in the manifest but missing from the archive")
-            _read_member(archive, infos[name], meta, contents)
+            _read_member(archive, infos[name], meta, version, contents)
     references_check(contents)
     return contents
 
 
-def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, meta: Mapping[str, Any], out: BundleContents) -> None:
+def _read_member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, meta: Mapping[str, Any], version: int, out: BundleContents
+) -> None:
     member = MEMBERS[info.filename]
     problems = _Problems()
     rows: list[tuple[int, Row]] = []
@@ -663,7 +909,7 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, meta: Mapping[
             except InputError as exc:
                 problems.add(member.name, exc.message, line=line, field=exc.field)
                 continue
-            row = _checked_row(member, value, line, problems)
+            row = _checked_row(member, version, value, line, problems)
             if row is not None:
                 rows.append((number_, row))
     except BundleInvalid:
@@ -711,7 +957,6 @@ def references_check(contents: BundleContents) -> None:
     """Every reference points at a row of the member it names; what must be unique is."""
     problems = _Problems()
     documents = _keys(contents, "documents.jsonl", "id", problems)
-    _keys(contents, "documents.jsonl", "external_id", problems)
     summaries = _keys(contents, "summaries.jsonl", "id", problems)
     _keys(contents, "summaries.jsonl", ("document", "external_id"), problems)
     _refer(contents, "summaries.jsonl", "document", documents, "documents.jsonl", problems)
@@ -760,4 +1005,113 @@ def references_check(contents: BundleContents) -> None:
         if key in seen:
             problems.add("participations.jsonl", "repeats a platform's worker id", line=line, field="external_id")
         seen.add(key)
+    _documents_check(contents, problems)
+    if contents.manifest["format_version"] >= 2:
+        _deciders_check(contents, people, problems)
+    _conditions_check(contents, problems)
+    _crowd_check(contents, documents, items, assignments, people, problems)
+    _judges_check(contents, tasks, items, people, problems)
     problems.raise_any()
+
+
+def _documents_check(contents: BundleContents, problems: _Problems) -> None:
+    """A document's external id is unique within its dataset: the study's, or its attention checks'."""
+    _keys(contents, "documents.jsonl", ("attention_check", "external_id"), problems)
+
+
+def _deciders_check(contents: BundleContents, people: set[Any], problems: _Problems) -> None:
+    """Everyone a version 2 bundle names for a decision (who excluded, adjudicated, wrote guidelines or
+    examples, set the payment rules or ran a judge) is in people.jsonl, so the import maps them by name."""
+    for index, name in enumerate(contents.objects["study.json"]["adjudicators"]):
+        if name not in people:
+            problems.add(
+                "study.json", f"refers to {name}, which people.jsonl does not hold", field=f"adjudicators.{index}"
+            )
+    for member, field_ in (
+        ("guidelines.jsonl", "created_by"),
+        ("examples.jsonl", "created_by"),
+        ("participations.jsonl", "excluded_by"),
+        ("final_labels.jsonl", "adjudicated_by"),
+        ("payment_rules.jsonl", "updated_by"),
+        ("judge_runs.jsonl", "created_by"),
+    ):
+        _refer(contents, member, field_, people, "people.jsonl", problems)
+
+
+def _at_most_one(contents: BundleContents, name: str, problems: _Problems) -> None:
+    for line, _ in contents.rows[name][1:]:
+        problems.add(name, "holds at most one row (the study's)", line=line)
+
+
+def _conditions_check(contents: BundleContents, problems: _Problems) -> None:
+    conditions = _keys(contents, "conditions.jsonl", "id", problems)
+    _keys(contents, "conditions.jsonl", "name", problems)
+    tasks = {row["task"] for row in contents.table("tasks.jsonl")}
+    for line, row in contents.rows["conditions.jsonl"]:
+        for task, text_ in row["guidelines"].items():
+            if task not in tasks or not isinstance(text_, str):
+                message = "must map tasks of tasks.jsonl to their guidelines text"
+                problems.add("conditions.jsonl", message, line=line, field=f"guidelines.{printable(task)[:40]}")
+    for name in ("assignments.jsonl", "participations.jsonl"):
+        _refer(contents, name, "condition", conditions, "conditions.jsonl", problems)
+
+
+def _crowd_check(
+    contents: BundleContents,
+    documents: set[Any],
+    items: set[Any],
+    assignments: set[Any],
+    people: set[Any],
+    problems: _Problems,
+) -> None:
+    _at_most_one(contents, "crowd_studies.jsonl", problems)
+    _at_most_one(contents, "payment_rules.jsonl", problems)
+    for name in ("training_items.jsonl", "crowd_checks.jsonl", "crowd_workers.jsonl"):
+        if contents.rows[name] and not contents.rows["crowd_studies.jsonl"]:
+            line = contents.rows[name][0][0]
+            problems.add(name, "needs the study's crowd settings (crowd_studies.jsonl has none)", line=line)
+    training = _keys(contents, "training_items.jsonl", "id", problems)
+    _refer(contents, "training_items.jsonl", "document", documents, "documents.jsonl", problems)
+    _keys(contents, "crowd_checks.jsonl", "item", problems)
+    _refer(contents, "crowd_checks.jsonl", "item", items, "items.jsonl", problems)
+    workers = _keys(contents, "crowd_workers.jsonl", "id", problems)
+    _keys(contents, "crowd_workers.jsonl", "annotator", problems)
+    standing = {row["annotator"] for row in contents.table("participations.jsonl")}
+    _refer(contents, "crowd_workers.jsonl", "annotator", standing, "participations.jsonl", problems)
+    for line, row in contents.rows["crowd_workers.jsonl"]:
+        for key in row["training_answers"]:
+            if not key.isdigit() or int(key) not in training:
+                shown = printable(key)[:40]
+                message = f"names the training item {shown}, which training_items.jsonl does not hold"
+                problems.add("crowd_workers.jsonl", message, line=line, field="training_answers")
+    _keys(contents, "crowd_records.jsonl", "assignment", problems)
+    _refer(contents, "crowd_records.jsonl", "assignment", assignments, "assignments.jsonl", problems)
+    _refer(contents, "crowd_records.jsonl", "worker", workers, "crowd_workers.jsonl", problems)
+    annotator_of = {row["id"]: row["annotator"] for row in contents.table("assignments.jsonl")}
+    worker_of = {row["id"]: row["annotator"] for row in contents.table("crowd_workers.jsonl")}
+    for line, row in contents.rows["crowd_records.jsonl"]:
+        if annotator_of.get(row["assignment"], worker_of.get(row["worker"])) != worker_of.get(row["worker"]):
+            problems.add("crowd_records.jsonl", "is an assignment of another annotator", line=line, field="worker")
+    _keys(contents, "final_labels.jsonl", ("item", "unit_index"), problems)
+    _refer(contents, "final_labels.jsonl", "item", items, "items.jsonl", problems)
+
+
+def _judges_check(
+    contents: BundleContents, tasks: set[Any], items: set[Any], people: set[Any], problems: _Problems
+) -> None:
+    raters = _keys(contents, "model_raters.jsonl", "id", problems)
+    _keys(contents, "model_raters.jsonl", "username", problems)
+    _keys(contents, "model_raters.jsonl", "key", problems)
+    _refer(contents, "model_raters.jsonl", "username", people, "people.jsonl", problems)
+    runs = _keys(contents, "judge_runs.jsonl", "id", problems)
+    _refer(contents, "judge_runs.jsonl", "task", tasks, "tasks.jsonl", problems)
+    _refer(contents, "judge_runs.jsonl", "rater", raters, "model_raters.jsonl", problems)
+    _keys(contents, "judge_items.jsonl", ("run", "item"), problems)
+    _refer(contents, "judge_items.jsonl", "run", runs, "judge_runs.jsonl", problems)
+    _refer(contents, "judge_items.jsonl", "item", items, "items.jsonl", problems)
+    task_of_item = {row["id"]: row["task"] for row in contents.table("items.jsonl")}
+    task_of_run = {row["id"]: row["task"] for row in contents.table("judge_runs.jsonl")}
+    for line, row in contents.rows["judge_items.jsonl"]:
+        if task_of_item.get(row["item"], task_of_run.get(row["run"])) != task_of_run.get(row["run"]):
+            problems.add("judge_items.jsonl", "is an item of another task than the run's", line=line, field="item")
+    _keys(contents, "cached_responses.jsonl", "prompt_hash", problems)

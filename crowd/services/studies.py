@@ -412,16 +412,20 @@ def _researcher_checks(study: Study, spec: CrowdSpec) -> list[_Check]:
 CHECKS_FORMAT = "crowd checks"
 
 
+def checks_dataset_create(*, study: Study) -> Dataset:
+    """The dataset that holds the study's attention-check summaries (on copies of its documents)."""
+    return Dataset.objects.create(
+        name=f"{study.dataset.name[:120]} · attention checks of study {study.pk}",
+        source_format=CHECKS_FORMAT,
+        description=f"The attention-check summaries of the public study {study.name!r}, on copies of its documents.",
+    )
+
+
 def _checks_dataset(study: Study, documents: Sequence[Document]) -> dict[int, Document]:
     """Copies of the checks' documents in a dataset of the study's checks of their own, so that the check
     summaries never join the study's dataset (its summaries, analyses and downloads stay as imported).
     Returns original document id -> copy."""
-    name = f"{study.dataset.name[:120]} · attention checks of study {study.pk}"
-    dataset = Dataset.objects.create(
-        name=name,
-        source_format=CHECKS_FORMAT,
-        description=f"The attention-check summaries of the public study {study.name!r}, on copies of its documents.",
-    )
+    dataset = checks_dataset_create(study=study)
     unique = {document.pk: document for document in documents}
     copies = Document.objects.bulk_create(
         [

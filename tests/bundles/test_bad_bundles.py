@@ -88,11 +88,11 @@ def edit_line(member: str, line: int, edit: Callable[[dict[str, Any]], None]) ->
 
 
 def test_it_refuses_a_bundle_of_a_newer_format_version_saying_so(bundle: bytes) -> None:
-    error = refused(rebuilt(bundle, manifest=lambda meta: meta.update(format_version=2)))
+    error = refused(rebuilt(bundle, manifest=lambda meta: meta.update(format_version=3)))
     (problem,) = error.problems
     assert (problem.member, problem.field) == ("manifest.json", "format_version")
-    assert "format version 2" in problem.message and "newer FaithAnno" in problem.message
-    assert "reads format versions up to 1" in problem.message
+    assert "format version 3" in problem.message and "newer FaithAnno" in problem.message
+    assert "reads format versions up to 2" in problem.message
 
 
 def test_it_refuses_a_bundle_with_a_missing_file(bundle: bytes) -> None:
@@ -200,10 +200,10 @@ def test_it_refuses_an_unknown_required_member_and_leaves_out_an_optional_one(
 
         return rebuilt(bundle, change=lambda members: members.update({name: data}), manifest=manifest)
 
-    unknown = add("judge_runs.jsonl", True)
-    assert "judge_runs.jsonl: is required by the bundle but unknown to this FaithAnno" in str(refused(unknown))
-    result = study_bundle_import(source=io.BytesIO(add("final_labels.jsonl", False)), user=rita)
-    assert result.ignored_members == ["final_labels.jsonl"]
+    unknown = add("llm_votes.jsonl", True)
+    assert "llm_votes.jsonl: is required by the bundle but unknown to this FaithAnno" in str(refused(unknown))
+    result = study_bundle_import(source=io.BytesIO(add("reviewer_notes.jsonl", False)), user=rita)
+    assert result.ignored_members == ["reviewer_notes.jsonl"]
 
 
 def test_it_refuses_to_import_the_same_bundle_twice(bundle: bytes, rita: AbstractUser) -> None:

@@ -23,7 +23,8 @@ CHOICES = {
 
 
 def minimal(**changes: list[dict[str, Any]]) -> bytes:
-    """A one-summary, one-judgement bundle; `changes` replace whole JSONL members."""
+    """A one-summary, one-judgement bundle of format version 1 (so older bundles stay readable); `changes`
+    replace whole JSONL members."""
     jsonl: dict[str, list[dict[str, Any]]] = {
         "documents.jsonl": [{"id": 1, "external_id": "d", "title": "", "text": "A cat.", "sentences": [], "meta": {}}],
         "summaries.jsonl": [
@@ -94,7 +95,7 @@ def minimal(**changes: list[dict[str, Any]]) -> bytes:
     }
     jsonl.update(changes)
     out = io.BytesIO()
-    writer = BundleWriter(out, bundle_id="b-1", created_at=WHEN)
+    writer = BundleWriter(out, bundle_id="b-1", created_at=WHEN, format_version=1)
     writer.json_member(
         "dataset.json",
         {"name": "d", "description": "", "source_format": "jsonl", "primary_human_score": "", "created_at": WHEN},
@@ -119,7 +120,8 @@ def minimal(**changes: list[dict[str, Any]]) -> bytes:
     for name, rows in jsonl.items():
         writer.jsonl_member(name, rows)
     manifest = writer.close()
-    assert manifest["format_version"] == FORMAT_VERSION and set(manifest["members"]) == set(MEMBERS)
+    assert manifest["format_version"] == 1 < FORMAT_VERSION
+    assert set(manifest["members"]) == {name for name, member in MEMBERS.items() if member.since == 1}
     return out.getvalue()
 
 
@@ -133,6 +135,9 @@ def test_it_reads_back_what_it_wrote_with_times_parsed() -> None:
     assert assignment["submitted_at"] == WHEN and assignment["time_spent"] == 4.5
     assert contents.objects["study.json"]["annotators"] == ["ann"]
     assert contents.ignored == []
+    # What version 2 added reads as "not there": no condition, no conditions, no crowd settings, no runs.
+    assert assignment["condition"] is None and contents.objects["study.json"]["condition_design"] == "between"
+    assert contents.table("conditions.jsonl") == contents.table("judge_runs.jsonl") == []
 
 
 def test_it_names_every_broken_reference_with_its_line() -> None:

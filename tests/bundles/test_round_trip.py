@@ -164,6 +164,7 @@ def analyses(study: Study, names: dict[str, str]) -> dict[str, Any]:
             {
                 **{key: value for key, value in row.items() if key not in ("study", "summary_id", "dataset")},
                 "annotator": names.get(row["annotator"], row["annotator"]),
+                "final_by": names.get(row.get("final_by"), row.get("final_by")),  # who adjudicated
                 "summary": summaries[row["summary_id"]],
             }
         )
@@ -201,7 +202,13 @@ def test_it_keeps_guidelines_versions_timing_skips_and_each_annotators_standing(
 ) -> None:
     result = _round_trip(judged_study, tmp_path, rita)
     copy = result.study
-    assert result.usernames == {"alice": "alice-imported", "bob": "bob-imported", "carol": "carol-imported"}
+    # rita wrote guidelines and excluded carol: who decided is mapped by name like the annotators.
+    assert result.usernames == {
+        "alice": "alice-imported",
+        "bob": "bob-imported",
+        "carol": "carol-imported",
+        "rita": "rita-imported",
+    }
     assert result.dataset.name == "small imported"
     versions = GuidelinesVersion.objects.filter(study_task__study=copy, study_task__task="factuality")
     assert sorted(versions.values_list("version", "text")) == sorted(
@@ -215,11 +222,15 @@ def test_it_keeps_guidelines_versions_timing_skips_and_each_annotators_standing(
     )
     assert Assignment.objects.filter(item__study_task__study=copy, status="skipped").count() == 1
     carol = Participation.objects.get(study=copy, annotator__username="carol-imported")
-    assert carol.excluded and carol.excluded_reason == "failed the checks" and carol.excluded_by is None
+    assert (
+        carol.excluded
+        and carol.excluded_reason == "failed the checks"
+        and carol.excluded_by.username == "rita-imported"
+    )
     bob = Participation.objects.get(study=copy, annotator__username="bob-imported")
     assert (bob.platform, bob.external_id, bob.review, str(bob.bonus)) == ("prolific", "P-77", "approved", "1.25")
     new_accounts = get_user_model().objects.filter(username__in=result.usernames.values())
-    assert new_accounts.count() == 3
+    assert new_accounts.count() == 4
     assert not any(user.is_active or user.has_usable_password() for user in new_accounts)
     assert list(copy.researchers.all()) == [rita] and copy.created_by == rita
     judgement_fields = ("unit_index", "unit_text", "label", "start", "end", "note", "data", "created_at")
@@ -313,8 +324,9 @@ def test_it_exports_and_imports_with_the_same_number_of_queries_for_few_and_many
     assert few == many == (EXPORT_QUERIES, IMPORT_QUERIES)
 
 
-# The export: one query per member, a few for the study's people and settings. The import: the earlier-import
-# look-up, then one INSERT per member (and one UPDATE where timestamps are put back), the accounts in one go,
-# the study's links and the record of the import; nothing per row.
-EXPORT_QUERIES = 18
-IMPORT_QUERIES = 32
+# The export: one query per member, one for everyone the study names (annotators, adjudicators, who excluded,
+# adjudicated, wrote guidelines...) and a few for its settings. The import: the earlier-import look-up,
+# then one INSERT per member with rows (and one UPDATE where timestamps are put back), the accounts in one go,
+# the study's links, the model raters' and cached answers' look-ups and the record of the import; nothing per row.
+EXPORT_QUERIES = 29
+IMPORT_QUERIES = 33

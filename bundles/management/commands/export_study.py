@@ -13,7 +13,8 @@ from studies.models import Study
 class Command(BaseCommand):
     help = (
         "Write a study as one bundle (docs/BUNDLES.md): its dataset slice, explanations, guidelines with every "
-        "version, examples, items, assignments, judgements with timing and each annotator's standing."
+        "version, examples, items, assignments, judgements with timing, each annotator's standing, conditions, "
+        "payment rules, final labels, crowd settings with workers and LLM judge runs (never an API key)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
