@@ -23,14 +23,16 @@ from crowd.selectors.crowd import crowd_public_link
 from crowd.services.studies import crowd_study_create
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, get_task
 from studies.forms import study_spec_parse
-from studies.models import Assignment, StudyExample
+from studies.models import Assignment, Study, StudyExample
 from studies.selectors import assignments as assignment_selectors
 from studies.selectors import studies as selectors
 from studies.selectors.access import studies_for_user
+from studies.selectors.adjudication import study_adjudicator_names
 from studies.selectors.examples import study_example_visible
 from studies.selectors.selection import SELECTION_MODES
 from studies.selectors.task_state import task_state
 from studies.selectors.tasks import annotators_outside_study, study_tasks
+from studies.services.adjudicators import MAX_ADJUDICATORS, study_adjudicators_set
 from studies.services.examples import study_example_annotate
 from studies.services.studies import (
     MAX_COMMENT_CHARS,
@@ -95,6 +97,9 @@ class AnnotatorProgressOutput(serializers.Serializer):
 class StudyDetailOutput(StudyOutput):
     tasks = StudyTaskOutput(many=True)
     progress = AnnotatorProgressOutput(many=True)
+    adjudicators = serializers.ListField(
+        child=serializers.CharField(), help_text="usernames of the adjudicators besides the study's researchers"
+    )
 
 
 class StudyListApi(ListAPIView):
@@ -223,9 +228,31 @@ class StudyAnnotatorsApi(APIView):
 
 
 class StudyDetailApi(APIView):
-    """One study: its tasks with their progress, and each annotator's progress."""
+    """GET: one study, its tasks with their progress, each annotator's progress and its adjudicators.
+    PATCH: set its adjudicators (`{"adjudicators": [usernames]}`; annotator, researcher or admin accounts)."""
 
     permission_classes = RESEARCHERS
+
+    class StudyUpdateInput(serializers.Serializer):
+        adjudicators = serializers.ListField(
+            child=serializers.CharField(max_length=150, allow_blank=True, trim_whitespace=False),
+            max_length=MAX_ADJUDICATORS,
+            help_text="every adjudicator the study is to have (an empty list removes them all)",
+        )
+
+    @extend_schema(request=StudyUpdateInput, responses=StudyDetailOutput)
+    def patch(self, request: Request, study_id: int) -> Response:
+        payload = self.StudyUpdateInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            study_adjudicators_set(
+                user=signed_in_user(request), study_id=study_id, adjudicators=payload.validated_data["adjudicators"]
+            )
+        except Study.DoesNotExist:
+            raise Http404("No such study.") from None
+        except ValidationError as exc:
+            return Response(errors_by_field(exc), status=400)
+        return self.get(request, study_id)
 
     @extend_schema(responses=StudyDetailOutput)
     def get(self, request: Request, study_id: int) -> Response:
@@ -247,6 +274,7 @@ class StudyDetailApi(APIView):
         body["tasks"] = StudyTaskOutput(tasks, many=True).data
         progress_rows = selectors.study_progress(study=study, study_tasks=tasks_of_study)
         body["progress"] = AnnotatorProgressOutput(progress_rows, many=True).data
+        body["adjudicators"] = study_adjudicator_names(study=study)
         return Response(body)
 
 

@@ -26,3 +26,8 @@ def adjudicable_tasks(*, study: Study) -> tuple[list[StudyTask], dict[str, str]]
         else:
             tasks.append(study_task)
     return tasks, others
+
+
+def study_adjudicator_names(*, study: Study) -> list[str]:
+    """The study's adjudicators' usernames, sorted."""
+    return sorted(study.adjudicators.values_list("username", flat=True))
