@@ -62,7 +62,10 @@ def test_it_lets_a_researcher_adjudicate_spans_with_the_keyboard_only(
     page.wait_for_function("document.querySelector('tr.marking[aria-current=true]') !== null")
     assert serious_violations(page) == []
     # The draft starts as the current final decision: the majority's two spans.
-    draft = "Array.from(document.querySelectorAll('#final-span-list li[data-start]')).map(li => li.dataset.start + '-' + li.dataset.end + ':' + li.dataset.label).join(' ')"
+    draft = (
+        "Array.from(document.querySelectorAll('#final-span-list li[data-start]'))"
+        ".map(li => li.dataset.start + '-' + li.dataset.end + ':' + li.dataset.label).join(' ')"
+    )
     assert page.evaluate(draft) == f"{date[0]}-{date[1]}:intrinsic {piedmont[0]}-{piedmont[1]}:intrinsic"
 
     # j j chooses carol's row; c copies her spans (Piedmont only) into the draft.
