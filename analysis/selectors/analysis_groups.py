@@ -662,8 +662,9 @@ def binary_evaluation(
     user: User | None = None,
 ) -> list[dict[str, object]]:
     """ROC AUC or balanced accuracy of each metric against a binary label per summary, overall and per group
-    (`by`); each row names the gold of a study's judgements and the units without one (left out). Balanced accuracy tunes the threshold on the summaries whose meta `split_key` is `validation`
-    and scores the `test` ones; when no summary has `split_key`, by seeded stratified cross-validation."""
+    (`by`); each row names the gold of a study's judgements and the units without one (left out). Balanced
+    accuracy tunes the threshold on the summaries whose meta `split_key` is `validation` and scores the `test`
+    ones; when no summary has `split_key`, by seeded stratified cross-validation."""
     if protocol not in BINARY_PROTOCOLS:
         raise AnalysisError(f"binary labels support the protocols {', '.join(BINARY_PROTOCOLS)}")
     summaries = Summary.objects.filter(document__dataset=dataset)

@@ -177,9 +177,9 @@ def test_it_keeps_the_analysis_query_counts_flat(
             assignment=assignment, user=assignment.annotator, labels={u.index: "correct" for u in units_of(assignment)}
         )
     # The study's analysis (one query per task for its LLM judges' names; its final labels for the human-enhanced
-    # table and its charts, one query each; how many annotators are excluded), the dataset's analysis, the
-    # datasets list.
-    exact = (20, 44, 5)
+    # table and its charts, one query each; how many annotators are excluded), the dataset's analysis (with the
+    # studies' tasks offered as human scores), the datasets list.
+    exact = (20, 45, 5)
     assert (
         queries(lambda: client.get(study_url)),
         queries(lambda: client.get(dataset_url)),

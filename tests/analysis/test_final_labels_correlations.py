@@ -3,10 +3,12 @@ the human side, by the majority of its annotators or by its final labels, chosen
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractUser
+from django.core.management import call_command
 from django.urls import reverse
 from scipy import stats as scipy_stats
 
@@ -121,3 +123,11 @@ def test_it_offers_the_gold_on_the_page_and_in_the_api_and_hides_other_researche
         reverse("api_meta_evaluation", args=[dataset.pk]), {"human": name, "human_threshold": 0.5, "metrics": "M"}
     )
     assert refused.status_code == 400 and "that you can read" in refused.content.decode()
+
+
+def test_it_takes_the_gold_on_the_command_line(factual_study: Study) -> None:
+    out = io.StringIO()
+    name = name_of(factual_study)
+    options = {"metric": ["M"], "method": ["pearson"], "bootstrap": 0, "gold": "final"}
+    call_command("correlate", dataset="small", human=name, stdout=out, **options)
+    assert "gold final, 1 of " in out.getvalue()

@@ -188,3 +188,30 @@ def test_it_puts_the_final_spans_beside_every_span_row_of_the_export(
     for row in rows:
         assert (row["final_label"], row["final_status"], row["final_by"]) == ("hallucinated", "adjudicated", "rita")
         assert row["final_data"]["spans"] == [{**span(PIEDMONT, "intrinsic"), "text": "Piedmont"}]
+
+
+def test_it_shows_span_and_edit_items_on_the_page_and_in_the_api(
+    whole_study: Study, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser, ronald: AbstractUser
+) -> None:
+    item = spans_item(whole_study)
+    mark(item, alice, [span(DATE, "intrinsic")])
+    mark(item, bob, [])
+    bump = StudyItem.objects.filter(study_task__study=whole_study, study_task__task="bump").order_by("pk").first()
+    assert bump is not None
+    edited = {"text": bump.summary.text + " Twice.", "label": bump.params["error_type"]}
+    assignment_submit(assignment=Assignment.objects.get(item=bump, annotator=alice), user=alice, edit=edited)
+    client = client_for(rita)
+    page = client.get(reverse("adjudication_item", args=[whole_study.pk, item.pk])).content.decode()
+    assert 'data-source="alice"' in page and 'id="final-summary"' in page and "adjudicate_whole.js" in page
+    page = client.get(reverse("adjudication_item", args=[whole_study.pk, bump.pk])).content.decode()
+    assert "Twice." in page and 'id="own-edit"' in page
+    whole = client.get(reverse("api_adjudication_item", args=[whole_study.pk, item.pk])).json()["whole"]
+    assert whole["kind"] == "spans" and whole["raters"] == [
+        {"name": "alice", "spans": [span(DATE, "intrinsic")]},
+        {"name": "bob", "spans": []},
+    ]
+    # One of two marked the date: a tie, so the majority marks nothing.
+    assert whole["majority"] == {"label": "faithful", "data": {"spans": []}}
+    queue = client.get(reverse("api_adjudication_queue", args=[whole_study.pk])).json()
+    assert {row["item"] for row in queue["items"]} == {item.pk}  # the lone edit agrees with itself
+    assert client_for(ronald).get(reverse("adjudication_item", args=[whole_study.pk, item.pk])).status_code == 404
