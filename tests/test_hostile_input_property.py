@@ -538,6 +538,7 @@ def write_targets(world: World) -> list[Any]:
             ["remove", "annotators"],
         ),
         FormTarget("study_reclaim", "rita", reverse("study_reclaim", args=[study.pk]), {}, ["unknown"]),
+        FormTarget("study_adjudicators", "rita", reverse("study_adjudicators", args=[study.pk]), {}, ["add", "remove"]),
         FormTarget("adjudication_compute", "rita", reverse("adjudication_compute", args=[study.pk]), {}, ["method"]),
         FormTarget(
             "study_judge_run",
@@ -840,6 +841,7 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "api_assignment_skip",
         "study_settings",
         "study_annotators",
+        "study_adjudicators",
         "study_reclaim",
         "api_study_example_submit",
         "study_judge_run",
