@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from rest_framework.authtoken.models import Token
 
 from common import roles
@@ -31,6 +31,13 @@ def user_get(*, user_id: int) -> Any:
 def annotator_accounts() -> QuerySet[Any]:
     """Active accounts with the annotator role: who may be given a study's items."""
     return get_user_model().objects.filter(groups__name=roles.ANNOTATOR, is_active=True).order_by("username")
+
+
+def adjudicator_accounts() -> QuerySet[Any]:
+    """Active people's accounts who may be named a study's adjudicator: annotators, researchers and admins.
+    Imported crowd labels' holders (external), crowd workers and LLM judges (model) are no one to decide."""
+    people = Q(groups__name__in=[roles.ANNOTATOR, roles.RESEARCHER]) | Q(is_superuser=True)
+    return get_user_model().objects.filter(people, is_active=True).distinct().order_by("username")
 
 
 def model_rater_accounts() -> QuerySet[Any]:

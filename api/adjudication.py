@@ -18,11 +18,12 @@ from rest_framework.views import APIView
 from api.fields import FiniteFloatField
 from common.roles import signed_in_user
 from common.validation import INT32_MAX, errors_by_field
-from protocols.tasks import MAX_NOTE_CHARS
+from protocols.tasks import MAX_NOTE_CHARS, get_task
 from review.selectors import adjudication as selectors
 from review.services.adjudication import (
     ACCEPTS,
     AdjudicationConflict,
+    final_decision_adjudicate,
     final_label_adjudicate,
     study_final_labels_compute,
 )
@@ -48,6 +49,10 @@ class FinalLabelOutput(serializers.Serializer):
     version = serializers.IntegerField(help_text="send it with an adjudication of this unit (0: no final label yet)")
     aggregated = serializers.CharField(help_text="the crowd model's label of the last computation with one")
     aggregated_method = serializers.CharField()
+    # A field named like Serializer.data: DRF keeps declared fields apart (_declared_fields).
+    data = serializers.JSONField(  # type: ignore[assignment]
+        help_text="span and edit tasks: the final spans or the final edit"
+    )
 
 
 class QueueApi(APIView):
@@ -93,7 +98,7 @@ class QueueApi(APIView):
         query = self.AdjudicationQueueQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         tasks = adjudicable_tasks(study=study)
-        names = [study_task.task for study_task in tasks[0]]
+        names = [study_task.task for study_task in tasks]
         task = query.validated_data.get("task")
         if task is not None and task not in names:
             return Response({"task": [f"not an adjudicable task of this study ({', '.join(names)})"]}, status=400)
@@ -110,7 +115,9 @@ class QueueApi(APIView):
 class ItemApi(APIView):
     """GET: one item's units with every annotator's label and note, the majority and the final label.
     POST: set the final label of one unit: a `label` of its choices, or `accept` the majority, the aggregated
-    label or "unresolved"; `version` is the unit's version as read (a stale or replayed post answers 409)."""
+    label or "unresolved"; `version` is the unit's version as read (a stale or replayed post answers 409).
+    Span and edit tasks decide the whole item: `spans` or `edit` of the adjudicator's own, `accept` the
+    majority or "unresolved", or take one `annotator`'s spans or edit."""
 
     permission_classes = [IsAuthenticated]
 
@@ -139,6 +146,13 @@ class ItemApi(APIView):
         summary = serializers.IntegerField(source="item.summary_id")
         raters = serializers.SerializerMethodField()
         units = serializers.SerializerMethodField()
+        whole = serializers.SerializerMethodField(
+            help_text="span and edit tasks (decided per item): each annotator's spans or edit, the majority and "
+            "the final decision; null for label tasks"
+        )
+
+        def get_whole(self, decisions: selectors.ItemDecisions) -> dict[str, Any] | None:
+            return decisions.whole_state()
 
         def get_raters(self, decisions: selectors.ItemDecisions) -> list[dict[str, Any]]:
             return ItemApi.AdjudicationRaterOutput(decisions.raters, many=True).data  # type: ignore[return-value]
@@ -147,7 +161,9 @@ class ItemApi(APIView):
             return ItemApi.AdjudicationUnitOutput(decisions.units, many=True).data  # type: ignore[return-value]
 
     class AdjudicationInput(serializers.Serializer):
-        unit_index = serializers.IntegerField(min_value=0, max_value=INT32_MAX)
+        unit_index = serializers.IntegerField(
+            min_value=0, max_value=INT32_MAX, required=False, help_text="label tasks: the unit (span and edit: none)"
+        )
         version = serializers.IntegerField(min_value=0, max_value=INT32_MAX)
         # A field named like Field.label: DRF keeps declared fields apart (_declared_fields).
         label = serializers.CharField(  # type: ignore[assignment]
@@ -155,6 +171,11 @@ class ItemApi(APIView):
         )
         accept = serializers.ChoiceField(choices=ACCEPTS, required=False)
         note = serializers.CharField(required=False, allow_blank=True, max_length=MAX_NOTE_CHARS, default="")
+        spans = serializers.JSONField(required=False, help_text="span tasks: the final spans, [{start, end, label}]")
+        edit = serializers.JSONField(required=False, help_text="edit tasks: the final edit, {text, label, note}")
+        annotator = serializers.CharField(
+            required=False, max_length=150, help_text="span and edit tasks: take this annotator's spans or edit"
+        )
 
     class AdjudicationOutput(serializers.Serializer):
         unit_index = serializers.IntegerField()
@@ -178,8 +199,19 @@ class ItemApi(APIView):
         item = self._item(request, study_id, item_id)
         data = self.AdjudicationInput(data=request.data)
         data.is_valid(raise_exception=True)
+        task = get_task(item.study_task.task)
+        whole = task.whole_item
+        decide = final_decision_adjudicate if whole else final_label_adjudicate
+        fields = dict(data.validated_data)
+        # A span or edit task's item has one decision (unit 0); a label task's units take a label.
+        if whole and fields.pop("unit_index", 0) != 0:
+            return Response({"unit_index": [f"items of task {task.key!r} have one decision: unit 0"]}, status=400)
+        unused = sorted(set(fields) & ({"label"} if whole else {"spans", "edit", "annotator"}))
+        if unused:
+            problem = f"task {task.key!r} takes no {unused[0]} (" + ("spans or an edit" if whole else "a label") + ")"
+            return Response({unused[0]: [problem]}, status=400)
         try:
-            row = final_label_adjudicate(user=signed_in_user(request), item_id=item.pk, **data.validated_data)
+            row = decide(user=signed_in_user(request), item_id=item.pk, **fields)
         except AdjudicationConflict as exc:
             return Response({"version": [str(exc)]}, status=status.HTTP_409_CONFLICT)
         except ValidationError as exc:

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from analysis.selectors import analysis as selectors
 from analysis.selectors import analysis_groups, conditions
+from analysis.selectors.analysis import GOLDS, MAJORITY_GOLD
 from analysis.selectors.exports import CHECK_SETS, CHECKS_EXCLUDE
 from analysis.views.downloads import judgements_download, summaries_download
 from api.common import RESEARCHERS, dataset_or_404, visible_study
@@ -325,7 +326,15 @@ class DatasetAgreementApi(APIView):
 
 class CorrelationQuery(serializers.Serializer):
     human = serializers.CharField(
-        help_text="human score name; default: the dataset's primary human score", required=False
+        help_text="human score name, or study:<id>:<task> for a study's judgements; default: the dataset's "
+        "primary human score",
+        required=False,
+    )
+    gold = serializers.ChoiceField(
+        choices=GOLDS,
+        default=MAJORITY_GOLD,
+        help_text="a study's judgements as the human score (human=study:<id>:<task>): each unit's majority label "
+        "or its final label (adjudicated gold); units without one are left out and counted (n_left_out)",
     )
     metrics = CommaList(child=serializers.CharField(), required=False, help_text="default: every metric")
     method = CommaList(child=serializers.ChoiceField(choices=METHODS), required=False, help_text="default: pearson")
@@ -352,6 +361,9 @@ class CorrelationOutput(serializers.Serializer):
         child=serializers.IntegerField(), required=False, help_text="document level: documents left out, by reason"
     )
     reason = serializers.CharField(help_text="why r is undefined, if it is")
+    n_units = serializers.IntegerField(required=False, help_text="a study's judged units")
+    gold = serializers.CharField(required=False, help_text="the gold of a study's judgements; empty otherwise")
+    n_left_out = serializers.IntegerField(required=False, help_text="a study's judged units without a gold label")
 
 
 class DatasetCorrelationsApi(APIView):
@@ -364,7 +376,7 @@ class DatasetCorrelationsApi(APIView):
         dataset = dataset_or_404(dataset_id)
         query = _query(CorrelationQuery, request)
         human_choices = selectors.human_score_choices(dataset=dataset)
-        humans = human_choices.names
+        humans = human_choices.names + selectors.study_human_names(dataset=dataset, user=signed_in_user(request))
         human = query.get("human") or human_choices.primary
         if human is None:
             return Response({"human": [f"Dataset {dataset.name!r} has no human scores."]}, status=400)
@@ -384,6 +396,8 @@ class DatasetCorrelationsApi(APIView):
                 partial_by=query.get("partial_by"),
                 bootstrap=query["bootstrap"],
                 seed=query["seed"],
+                gold=query["gold"],
+                user=signed_in_user(request),
             )
         except selectors.AnalysisError as exc:
             return _analysis_error(exc)
@@ -397,6 +411,12 @@ class MetaEvaluationQuery(serializers.Serializer):
     label_key = serializers.CharField(required=False, help_text="binary labels: the meta key of each summary's label")
     human = serializers.CharField(required=False, help_text="binary labels: a human score, with human_threshold")
     human_threshold = FiniteFloatField(required=False, help_text="faithful when the human score is at least this")
+    gold = serializers.ChoiceField(
+        choices=GOLDS,
+        default=MAJORITY_GOLD,
+        help_text="a study's judgements as the human score (human=study:<id>:<task>): each unit's majority label "
+        "or its final label (adjudicated gold); units without one are left out and counted (n_left_out)",
+    )
     split_key = serializers.CharField(default=analysis_groups.DEFAULT_SPLIT_KEY)
     validation_split = serializers.CharField(default="val")
     test_split = serializers.CharField(default="test")
@@ -425,6 +445,8 @@ class MetaEvaluationOutput(serializers.Serializer):
     n = serializers.IntegerField()
     n_missing = serializers.IntegerField()
     reason = serializers.CharField()
+    gold = serializers.CharField(required=False, help_text="the gold of a study's judgements; empty otherwise")
+    n_left_out = serializers.IntegerField(required=False, help_text="a study's judged units without a gold label")
 
 
 class BalancedAccuracyOutput(serializers.Serializer):
@@ -451,6 +473,8 @@ class BalancedAccuracyOutput(serializers.Serializer):
     n_bootstrap = serializers.IntegerField()
     n_bootstrap_undefined = serializers.IntegerField()
     reason = serializers.CharField()
+    gold = serializers.CharField(required=False, help_text="the gold of a study's judgements; empty otherwise")
+    n_left_out = serializers.IntegerField(required=False, help_text="a study's judged units without a gold label")
 
 
 class DatasetMetaEvaluationApi(APIView):
@@ -483,6 +507,8 @@ class DatasetMetaEvaluationApi(APIView):
                     seed=query["seed"],
                     bootstrap=query["bootstrap"],
                     by=query.get("by"),
+                    gold=query["gold"],
+                    user=signed_in_user(request),
                 )
             else:
                 rows = selectors.dataset_meta_evaluation(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -30,14 +31,16 @@ from crowd.services.studies import (
 )
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, get_task
 from studies.forms import study_spec_parse
-from studies.models import Assignment, StudyExample
+from studies.models import Assignment, Study, StudyExample
 from studies.selectors import assignments as assignment_selectors
 from studies.selectors import studies as selectors
 from studies.selectors.access import studies_for_user
+from studies.selectors.adjudication import study_adjudicator_names
 from studies.selectors.examples import study_example_visible
 from studies.selectors.selection import SELECTION_MODES
 from studies.selectors.task_state import task_state
 from studies.selectors.tasks import annotators_outside_study, study_tasks
+from studies.services.adjudicators import MAX_ADJUDICATORS, study_adjudicators_set
 from studies.services.examples import study_example_annotate
 from studies.services.studies import (
     MAX_COMMENT_CHARS,
@@ -115,6 +118,9 @@ class StudyDetailOutput(StudyOutput):
     tasks = StudyTaskOutput(many=True)
     progress = AnnotatorProgressOutput(many=True)
     crowd = CrowdStateOutput(allow_null=True, help_text="the public link; null for a study that was never public")
+    adjudicators = serializers.ListField(
+        child=serializers.CharField(), help_text="usernames of the adjudicators besides the study's researchers"
+    )
 
 
 class StudyListApi(ListAPIView):
@@ -243,48 +249,84 @@ class StudyAnnotatorsApi(APIView):
 
 
 class StudyDetailApi(APIView):
-    """One study: its tasks with their progress, each annotator's progress and its public link; PATCH with a
-    `crowd` object makes it public (or, with `"public": false`, closes its link)."""
+    """GET: one study, its tasks with their progress, each annotator's progress, its public link and its
+    adjudicators. PATCH: `crowd` makes it public (or, with `"public": false`, closes its link); `adjudicators`
+    sets its adjudicators (usernames of annotator, researcher or admin accounts). Either or both, in one
+    transaction: nothing changes when one of them is refused."""
 
     permission_classes = RESEARCHERS
 
     class StudyUpdateInput(serializers.Serializer):
         crowd = serializers.JSONField(
+            required=False,
             help_text="make the study public with these crowd settings, as `create_study --crowd-settings` takes "
             "them ({} for the platform's defaults; a study that has crowd settings keeps them and only reopens its "
-            'link); {"public": false} closes the link'
+            'link); {"public": false} closes the link',
+        )
+        adjudicators = serializers.ListField(
+            child=serializers.CharField(max_length=150, allow_blank=True, trim_whitespace=False),
+            max_length=MAX_ADJUDICATORS,
+            required=False,
+            help_text="every adjudicator the study is to have (an empty list removes them all)",
         )
 
-    class StudyUpdatedOutput(serializers.Serializer):
-        crowd = CrowdStateOutput()
-        created = serializers.BooleanField(help_text="the crowd settings were made now (false: the study had them)")
-        released = serializers.IntegerField(help_text="open items nobody had started, back to the pool")
-        kept = serializers.IntegerField(help_text="open items started by their annotators, left with them")
-        checks = serializers.IntegerField(help_text="attention check items made now")
-        message = serializers.CharField()
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if not attrs:
+                raise serializers.ValidationError({"crowd": ["Give `crowd` (its public link) or `adjudicators`."]})
+            return attrs
+
+    class StudyUpdatedOutput(StudyDetailOutput):
+        # Present when the PATCH held `crowd`: what making the study public (or closing its link) did.
+        created = serializers.BooleanField(
+            required=False, help_text="the crowd settings were made now (false: the study had them)"
+        )
+        released = serializers.IntegerField(required=False, help_text="open items nobody had started, back to the pool")
+        kept = serializers.IntegerField(
+            required=False, help_text="open items started by their annotators, left with them"
+        )
+        checks = serializers.IntegerField(required=False, help_text="attention check items made now")
+        message = serializers.CharField(required=False)
 
     @extend_schema(request=StudyUpdateInput, responses={200: StudyUpdatedOutput})
     def patch(self, request: Request, study_id: int) -> Response:
         study = visible_study(request, study_id)
         payload = self.StudyUpdateInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        raw, user = payload.validated_data["crowd"], signed_in_user(request)
+        user, change = signed_in_user(request), {}
         try:
-            if isinstance(raw, dict) and raw.get("public") is False:
-                crowd = crowd_study_make_private(study=study, by=user)
-                result = PublicStudy(crowd=crowd, created=False, released=0, kept=0, checks=0)
-                message = "The link is closed: it takes no new workers (those who started can finish)."
-            else:
-                result = crowd_study_make_public(study=study, crowd=crowd_spec_parse(raw), by=user)
-                message = public_study_message(result)
+            with transaction.atomic():
+                if "adjudicators" in payload.validated_data:
+                    study_adjudicators_set(
+                        user=user, study_id=study.pk, adjudicators=payload.validated_data["adjudicators"]
+                    )
+                if "crowd" in payload.validated_data:
+                    change = self._crowd_change(study, payload.validated_data["crowd"], user)
+        except Study.DoesNotExist:
+            raise Http404("No such study.") from None
         except ValidationError as exc:
             return Response(errors_by_field(exc), status=status.HTTP_400_BAD_REQUEST)
-        body = {**vars(result), "crowd": _crowd_state(result.crowd), "message": message}
-        return Response(self.StudyUpdatedOutput(body).data)
+        # The study as it is now (the detail a GET answers), with what the crowd change did.
+        return Response({**self._detail(study), **change})
+
+    @staticmethod
+    def _crowd_change(study: Study, raw: Any, user: Any) -> dict[str, Any]:
+        if isinstance(raw, dict) and raw.get("public") is False:
+            crowd = crowd_study_make_private(study=study, by=user)
+            result = PublicStudy(crowd=crowd, created=False, released=0, kept=0, checks=0)
+            message = "The link is closed: it takes no new workers (those who started can finish)."
+        else:
+            result = crowd_study_make_public(study=study, crowd=crowd_spec_parse(raw), by=user)
+            message = public_study_message(result)
+        changed = vars(result).copy()
+        changed.pop("crowd")
+        return {**changed, "message": message}
 
     @extend_schema(responses=StudyDetailOutput)
     def get(self, request: Request, study_id: int) -> Response:
-        study = visible_study(request, study_id)
+        return Response(self._detail(visible_study(request, study_id)))
+
+    @staticmethod
+    def _detail(study: Study) -> dict[str, Any]:
         tasks_of_study = list(study_tasks(study=study))
         progress = selectors.study_task_progress(study=study, study_tasks=tasks_of_study)
         tasks = [
@@ -303,7 +345,8 @@ class StudyDetailApi(APIView):
         progress_rows = selectors.study_progress(study=study, study_tasks=tasks_of_study)
         body["progress"] = AnnotatorProgressOutput(progress_rows, many=True).data
         body["crowd"] = _crowd_state(crowd_study_of(study_id=study.pk))
-        return Response(body)
+        body["adjudicators"] = study_adjudicator_names(study=study)
+        return dict(body)
 
 
 class ItemOutput(serializers.Serializer):

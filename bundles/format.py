@@ -458,6 +458,8 @@ MEMBERS: dict[str, Member] = {
                 "n_raters": integer(0, SMALLINT_MAX),
                 "agreement": number(0, null=True),
                 "version": integer(1),
+                # A span or edit task's final spans or edit (unit 0 of its item); {} for label tasks.
+                "data": json_object,
                 **_TIMES,
             },
             since=2,

@@ -29,6 +29,7 @@ urlpatterns = [
     # study management (issue 4)
     path("studies/<int:study_id>/settings/", studies.study_settings, name="study_settings"),
     path("studies/<int:study_id>/annotators/", studies.study_annotators, name="study_annotators"),
+    path("studies/<int:study_id>/adjudicators/", studies.study_adjudicators, name="study_adjudicators"),
     path("studies/<int:study_id>/reclaim/", studies.study_reclaim, name="study_reclaim"),
     # LLM judges (judges/views.py; the runs are listed on the study page).
     path("studies/<int:study_id>/llm-judge/", judges.study_judge_run, name="study_judge_run"),

@@ -125,6 +125,12 @@ class TaskDefinition:
     def explanation_metric(self) -> str | None:
         return self.explanation_metrics[0] if self.explanation_metrics else None
 
+    @property
+    def whole_item(self) -> bool:
+        """Annotators mark or edit the whole item (spans, an edit) rather than label shared units: agreement
+        and adjudication take the item as one decision."""
+        return self.spans or self.edit
+
     def numeric(self, value: str) -> float | None:
         return next((choice.numeric for choice in self.choices if choice.value == value), None)
 

@@ -397,6 +397,53 @@ def majority_spans(text: str, annotator_spans: Sequence[Sequence[Span]]) -> list
     return spans
 
 
+@dataclass(frozen=True)
+class SpanMajority:
+    """The spans an adjudicator can accept as the annotators' majority (review.services.adjudication).
+
+    spans: the runs of characters inside the spans of more than half of the annotators (majority_spans;
+    an annotator who marked nothing counts, with no span), trimmed of white space at either end, each typed
+    with the type most of the covering votes gave (one vote per annotator per character of the run; a tie
+    goes to the type listed first in `types`); tied: non-space characters exactly half of the annotators
+    marked (their majority is undecided: such an item is left unresolved until someone decides)."""
+
+    spans: list[TypedSpan]
+    tied: int
+
+
+def typed_majority_spans(
+    text: str, annotator_spans: Sequence[Sequence[TypedSpan]], types: Sequence[str]
+) -> SpanMajority:
+    """The character-level majority of typed spans (SpanMajority)."""
+    runs = majority_spans(text, [[(start, end) for start, end, _ in spans] for spans in annotator_spans])
+    order = {name: position for position, name in enumerate(types)}
+    typed: list[TypedSpan] = []
+    for run_start, run_end in runs:
+        start, end = run_start, run_end
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if start == end:
+            continue
+        votes: Counter[str] = Counter()
+        for spans in annotator_spans:
+            for span_start, span_end, label in spans:
+                votes[label] += max(0, min(end, span_end) - max(start, span_start))
+        label = min(votes, key=lambda name: (-votes[name], order.get(name, len(order)), name))
+        typed.append((start, end, label))
+    half = len(annotator_spans) / 2
+    counts = [0] * len(text)
+    for spans in annotator_spans:
+        covered: set[int] = set()
+        for start, end, _ in spans:
+            covered.update(range(max(0, start), min(end, len(text))))
+        for position in covered:
+            counts[position] += 1
+    tied = sum(1 for position, count in enumerate(counts) if count and count == half and not text[position].isspace())
+    return SpanMajority(typed, tied)
+
+
 def _character_agreement(pairs: Sequence[tuple[str, Sequence[Span], Sequence[Span]]]) -> tuple[int, float | None]:
     """Characters compared, and the share where both records say the same (inside a span or not)."""
     same = total = 0

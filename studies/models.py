@@ -344,7 +344,8 @@ class FinalLabel(models.Model):
 
     Computed from the submitted judgements (unanimous, majority, or a crowd model's label when the raters tie)
     by review.services.adjudication, or set by an adjudicator, whose decision a recomputation never
-    replaces. Units are those of label tasks (protocols.tasks: not span or edit tasks).
+    replaces. Units are those of label tasks; a span or edit task's item has one row (unit 0) whose `data`
+    holds the final spans or the final edit (its label: hallucinated/faithful, or the edit's error type).
     """
 
     class Status(models.TextChoices):
@@ -367,6 +368,10 @@ class FinalLabel(models.Model):
     )
     adjudicated_at = models.DateTimeField(null=True, blank=True)
     note = models.TextField(blank=True)
+    # Span tasks: {"spans": [{"start", "end", "label", "text"}]}; edit tasks: the edit as a submission stores
+    # it ({"requested_type", "reference", "edited", "diff"}) and "from", the annotator whose edit it is ("":
+    # the adjudicator's own). Empty for label tasks and while unresolved.
+    data = models.JSONField(default=dict, blank=True)
     # The crowd model's label of the last computation with one (kept after adjudication: "accept aggregated").
     aggregated_label = models.CharField(max_length=50, blank=True)
     aggregated_method = models.CharField(max_length=40, blank=True)

@@ -392,6 +392,12 @@ def write_targets(world: World) -> list[Any]:
     targets.append(
         JsonTarget("api_adjudication_item", "rita-api", url, {**decision, "note": "Checked."}, decision_paths)
     )
+    # A span task's item is decided whole: the adjudicator's own spans, checked as a submission's.
+    marked = world.assignment("hallucination_spans").item
+    spans = {"version": 0, "spans": [{"start": 0, "end": 3, "label": "intrinsic"}], "note": "Checked."}
+    span_paths = [("spans", 0, "label"), ("spans", 0, "start"), ("spans", 0), ("note",), ("version",)]
+    url = reverse("api_adjudication_item", args=[study.pk, marked.pk])
+    targets.append(JsonTarget("api_adjudication_item", "rita-api", url, spans, span_paths))
     compute = reverse("api_final_labels_compute", args=[study.pk])
     targets.append(JsonTarget("api_final_labels_compute", "rita-api", compute, {"method": "majority"}, [("method",)]))
     targets.append(
@@ -538,6 +544,7 @@ def write_targets(world: World) -> list[Any]:
             ["remove", "annotators"],
         ),
         FormTarget("study_reclaim", "rita", reverse("study_reclaim", args=[study.pk]), {}, ["unknown"]),
+        FormTarget("study_adjudicators", "rita", reverse("study_adjudicators", args=[study.pk]), {}, ["add", "remove"]),
         FormTarget("adjudication_compute", "rita", reverse("adjudication_compute", args=[study.pk]), {}, ["method"]),
         FormTarget(
             "study_judge_run",
@@ -849,6 +856,7 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "api_assignment_skip",
         "study_settings",
         "study_annotators",
+        "study_adjudicators",
         "study_reclaim",
         "api_study_example_submit",
         "study_judge_run",

@@ -81,8 +81,9 @@ STUDIES_LIST_QUERIES = 6
 # The study page: its tasks' labels once each (for Fleiss' kappa and the agreement with the others), progress
 # per task and per annotator (with each annotator's median time per item), and the "cannot judge" summary
 # (its counts and its list in one query), the LLM judges' runs (their failures only when there are runs) and
-# how many annotators are excluded (the accepted-work notice), and its public link (crowd settings) if any.
-STUDY_PAGE_QUERIES = 15
+# how many annotators are excluded (the accepted-work notice), its public link (crowd settings) if any, its
+# adjudicators and the accounts that could be named one.
+STUDY_PAGE_QUERIES = 17
 # The same page while the study's submitted work is unchanged: the agreement figures come from the cache
 # (keyed by each task's submitted count, newest id and latest change, and the excluded annotators), so the
 # labels are not read.

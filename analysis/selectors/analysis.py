@@ -22,7 +22,7 @@ from django.db.models.functions import Cast
 from accounts.selectors import model_rater_accounts
 from corpus.models import Dataset, HumanScore, MetricScore, Summary
 from corpus.selectors import primary_human_score
-from protocols.tasks import TaskDefinition, get_task
+from protocols.tasks import TASKS, TaskDefinition, get_task
 from scoring.models import Explanation
 from stats import correlation as corr
 from stats.agreement import (
@@ -41,11 +41,22 @@ from stats.agreement import (
     fleiss_kappa,
     item_agreements,
     krippendorff_alpha,
+    majority_label,
     percent_agreement,
 )
 from stats.enhanced import AGGREGATIONS, ENHANCED_TASKS, FINAL, VARIANTS, EnhancedRow, enhanced_score, enhanced_table
 from stats.metaeval import MetaEvaluation, PairGroup, meta_evaluate, meta_evaluate_by_type
-from stats.spans import HighlightSummary, Span, highlighter_scores, summary_labels, word_labels
+from stats.spans import (
+    ANY_SPAN,
+    FAITHFUL,
+    HALLUCINATED,
+    NO_SPAN,
+    HighlightSummary,
+    Span,
+    highlighter_scores,
+    summary_labels,
+    word_labels,
+)
 from studies.models import Assignment, FinalLabel, Judgement, Study, StudyItem, StudyTask
 from studies.selectors.access import studies_readable
 from studies.selectors.participation import ACCEPTED, counted
@@ -609,6 +620,89 @@ def summaries_with_human_score(
     return summaries.annotate(**{alias: F(f"{joined}__value")})
 
 
+# A human score from a study's own judgements: "study:<study id>:<task>". Per summary, the mean over the
+# item's units of the numeric value of each unit's reference label, the `gold`: the majority of the
+# annotators' labels (a tie has none) or the unit's final label (studies.models.FinalLabel; unresolved or not
+# yet computed: none). A span task's unit is the whole summary: faithful 1, hallucinated 0 (majority: most
+# annotators marked no span / some span; final: the adjudicated or automatic decision). Units without a
+# reference are left out and counted; a summary with none left has no score.
+STUDY_HUMAN_PREFIX = "study:"
+MAJORITY_GOLD = "majority"
+GOLDS = (MAJORITY_GOLD, FINAL_LABELS)
+SPAN_VERDICTS = {NO_SPAN: 1.0, ANY_SPAN: 0.0, FAITHFUL: 1.0, HALLUCINATED: 0.0}
+
+
+@dataclass(frozen=True)
+class HumanSide:
+    """The human side of a comparison: summary id -> score, and for a study's judgements which gold it was
+    taken from and how many judged units had no reference label (left out)."""
+
+    values: dict[int, float]
+    gold: str = ""  # "" for an imported human score
+    n_units: int = 0
+    n_left_out: int = 0
+
+
+def _scored_task(task: TaskDefinition) -> bool:
+    return task.spans or (not task.edit and any(choice.numeric is not None for choice in task.choices))
+
+
+def study_human_names(*, dataset: Dataset, user: User | None) -> list[str]:
+    """The "study:<id>:<task>" human scores of the dataset: the tasks with a numeric or span verdict of the
+    annotation studies the user may read."""
+    tasks = StudyTask.objects.filter(
+        study__in=studies_readable(user=user), study__dataset=dataset, study__kind=Study.Kind.STUDY
+    ).order_by("study_id", "task")
+    return [
+        f"{STUDY_HUMAN_PREFIX}{study_id}:{key}"
+        for study_id, key in tasks.values_list("study_id", "task")
+        if key in TASKS and _scored_task(get_task(key))
+    ]
+
+
+def human_side(*, dataset: Dataset, name: str, gold: str = MAJORITY_GOLD, user: User | None = None) -> HumanSide:
+    """The human score `name` (imported, or "study:<id>:<task>" from a study the user may read, with `gold`)."""
+    if not name.startswith(STUDY_HUMAN_PREFIX):
+        return HumanSide(human_values(dataset=dataset, name=name))
+    if gold not in GOLDS:
+        raise AnalysisError(f"gold must be one of {', '.join(GOLDS)}, got {gold!r}")
+    if name not in study_human_names(dataset=dataset, user=user):
+        raise AnalysisError(f"no study human score {name!r} in dataset {dataset.name!r} that you can read")
+    study_id, _, key = name.removeprefix(STUDY_HUMAN_PREFIX).partition(":")
+    study_task = StudyTask.objects.select_related("study").get(study_id=int(study_id), task=key)
+    task = get_task(key)
+    summaries = dict(StudyItem.objects.filter(study_task=study_task).values_list("pk", "summary_id"))
+    references: dict[Hashable, float | None] = {}
+    if task.spans:
+        units: dict[Any, Any] = summary_labels(
+            {item: (m.text, m.spans) for item, m in span_markings(study_task=study_task).items()}
+        )
+        if gold == FINAL_LABELS:
+            finals = final_unit_labels(study_task=study_task)
+            references = {item: SPAN_VERDICTS.get(finals.get((item, 0)) or "") for item in units}
+        else:
+            references = {item: SPAN_VERDICTS.get(str(majority_label(by.values()))) for item, by in units.items()}
+    else:
+        units = unit_labels(study_task=study_task)
+        if gold == FINAL_LABELS:
+            finals = final_unit_labels(study_task=study_task)
+            references = {unit: task.numeric(finals.get(unit) or "") for unit in units}
+        else:
+            majorities = {unit: majority_label(by.values()) for unit, by in units.items()}
+            references = {
+                unit: task.numeric(str(label)) if label is not None else None for unit, label in majorities.items()
+            }
+    per_summary: dict[int, list[float]] = defaultdict(list)
+    for unit, value in references.items():
+        # Label tasks' units are (item id, unit index); a span task's unit is its item id.
+        item_id: int = unit[0] if isinstance(unit, tuple) else cast(int, unit)
+        if value is not None:
+            per_summary[summaries[item_id]].append(value)
+    values = {summary_id: sum(found) / len(found) for summary_id, found in per_summary.items()}
+    left_out = sum(value is None for value in references.values())
+    return HumanSide(values, gold, len(references), left_out)
+
+
 def human_values(*, dataset: Dataset, name: str, summary_ids: Iterable[int] | None = None) -> dict[int, float]:
     scores = HumanScore.objects.filter(summary__document__dataset=dataset, name=name)
     if summary_ids is not None:
@@ -642,8 +736,12 @@ def dataset_correlations(
     partial_by: str | None = None,
     bootstrap: int = 1000,
     seed: int = 0,
+    gold: str = MAJORITY_GOLD,
+    user: User | None = None,
 ) -> list[dict[str, object]]:
-    """One row per metric and method: r, p, n, the bootstrap CI and how many summaries lacked a score."""
+    """One row per metric and method: r, p, n, the bootstrap CI and how many summaries lacked a score. A
+    study's judgements as the human side ("study:<id>:<task>", see human_side): by their majority or by the
+    final labels (`gold`); each row says how many judged units had no reference label and were left out."""
     methods = list(methods)
     for method in methods:
         if method not in corr.METHODS:
@@ -654,7 +752,8 @@ def dataset_correlations(
         raise AnalysisError("only --partial-by system is supported")
     if partial_by and level != "summary":
         raise AnalysisError("a partial correlation controlling for the system needs summary level")
-    human_scores = human_values(dataset=dataset, name=human)
+    side = human_side(dataset=dataset, name=human, gold=gold, user=user)
+    human_scores = side.values
     names = metrics or metric_names(dataset=dataset)
     systems = dict(dataset_summaries(dataset=dataset))
     documents = summary_documents(dataset=dataset) if level == corr.DOCUMENT_LEVEL else {}
@@ -678,7 +777,8 @@ def dataset_correlations(
                     partial_groups=groups if partial_by else None,
                     partial_by=partial_by or "system",
                 )
-            rows.append({"metric": name, "human": human, **result.as_dict()})
+            reference = {"gold": side.gold, "n_units": side.n_units, "n_left_out": side.n_left_out}
+            rows.append({"metric": name, "human": human, **reference, **result.as_dict()})
     return rows
 
 
@@ -691,9 +791,17 @@ class ScorePairs:
     titles: list[str]
 
 
-def score_pairs(*, dataset: Dataset, metric: str, human: str, limit: int = 3000) -> ScorePairs:
+def score_pairs(
+    *,
+    dataset: Dataset,
+    metric: str,
+    human: str,
+    limit: int = 3000,
+    gold: str = MAJORITY_GOLD,
+    user: User | None = None,
+) -> ScorePairs:
     metric_scores = metric_values(dataset=dataset, name=metric)
-    human_scores = human_values(dataset=dataset, name=human)
+    human_scores = human_side(dataset=dataset, name=human, gold=gold, user=user).values
     ids = sorted(i for i in set(metric_scores) & set(human_scores) if metric_scores[i] is not None)[:limit]
     titles = dict(Summary.objects.filter(pk__in=ids).values_list("pk", "document__external_id").order_by())
     systems = dict(dataset_summaries(dataset=dataset))

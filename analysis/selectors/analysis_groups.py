@@ -13,6 +13,7 @@ import math
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 
@@ -20,13 +21,15 @@ from analysis.selectors.analysis import (
     DONT_KNOW_AS_INCORRECT,
     EDIT_AGREEMENT_UNDEFINED,
     FINAL_LABELS,
+    MAJORITY_GOLD,
     SPAN_UNITS,
     AnalysisError,
+    HumanSide,
     Labelled,
     _newest_configs,
     _numeric_values,
     final_unit_labels,
-    human_values,
+    human_side,
     metric_names,
     metric_values,
     model_rater_names,
@@ -611,23 +614,31 @@ def _binary(value: object, summary_id: int, key: str) -> int | None:
 
 
 def binary_labels_of(
-    *, dataset: Dataset, summary_ids: Sequence[int], label_key: str | None, human: str | None, threshold: float | None
-) -> list[int | None]:
+    *,
+    dataset: Dataset,
+    summary_ids: Sequence[int],
+    label_key: str | None,
+    human: str | None,
+    threshold: float | None,
+    gold: str = MAJORITY_GOLD,
+    user: User | None = None,
+) -> tuple[list[int | None], HumanSide]:
     """Per summary of the dataset (`summary_ids`) 1 (faithful), 0 (unfaithful) or None: from the meta
-    `label_key` (summary, else document), or from the human score `human`: faithful when it is at least
-    `threshold`."""
+    `label_key` (summary, else document), or from the human score `human` (imported, or a study's judgements
+    by their majority or final labels, `gold`: analysis.human_side): faithful when it is at least
+    `threshold`. With the human side the labels came from (empty for a meta key)."""
     if label_key:
         values = _meta_values(Summary.objects.filter(document__dataset=dataset), label_key)
         if not values:
             raise AnalysisError(
                 f"no summary (or its document) of dataset {dataset.name!r} has the meta key {label_key!r}"
             )
-        return [_binary(values.get(i), i, label_key) for i in summary_ids]
+        return [_binary(values.get(i), i, label_key) for i in summary_ids], HumanSide({})
     if human is None or threshold is None:
         raise AnalysisError("binary labels need a label key, or a human score and a threshold")
-    scores = human_values(dataset=dataset, name=human)
+    side = human_side(dataset=dataset, name=human, gold=gold, user=user)
     try:
-        return metaeval.binary_labels([scores.get(i) for i in summary_ids], threshold)
+        return metaeval.binary_labels([side.values.get(i) for i in summary_ids], threshold), side
     except ValueError as exc:
         raise AnalysisError(str(exc)) from exc
 
@@ -647,16 +658,25 @@ def binary_evaluation(
     seed: int = 0,
     bootstrap: int = 1000,
     by: str | None = None,
+    gold: str = MAJORITY_GOLD,
+    user: User | None = None,
 ) -> list[dict[str, object]]:
     """ROC AUC or balanced accuracy of each metric against a binary label per summary, overall and per group
-    (`by`). Balanced accuracy tunes the threshold on the summaries whose meta `split_key` is `validation`
-    and scores the `test` ones; when no summary has `split_key`, by seeded stratified cross-validation."""
+    (`by`); each row names the gold of a study's judgements and the units without one (left out). Balanced
+    accuracy tunes the threshold on the summaries whose meta `split_key` is `validation` and scores the `test`
+    ones; when no summary has `split_key`, by seeded stratified cross-validation."""
     if protocol not in BINARY_PROTOCOLS:
         raise AnalysisError(f"binary labels support the protocols {', '.join(BINARY_PROTOCOLS)}")
     summaries = Summary.objects.filter(document__dataset=dataset)
     ids = list(summaries.order_by("pk").values_list("pk", flat=True))
-    labels = binary_labels_of(
-        dataset=dataset, summary_ids=ids, label_key=label_key, human=human, threshold=human_threshold
+    labels, side = binary_labels_of(
+        dataset=dataset,
+        summary_ids=ids,
+        label_key=label_key,
+        human=human,
+        threshold=human_threshold,
+        gold=gold,
+        user=user,
     )
     split_values = _meta_values(summaries, split_key) if protocol == metaeval.BALANCED_ACCURACY else {}
     splits = [_group_name(split_values.get(i)) for i in ids] if split_values else None
@@ -698,7 +718,7 @@ def binary_evaluation(
                 result = metaeval.BalancedAccuracy(
                     "split", None, None, 0, 0, len(chosen), group=group, reason=f"{exc}; split key {split_key!r}"
                 )
-            row = {"metric": metric, **result.as_dict()}
+            row = {"metric": metric, "gold": side.gold, "n_left_out": side.n_left_out, **result.as_dict()}
             if protocol == metaeval.BALANCED_ACCURACY:
                 row["split_key"] = split_key if splits else None
             rows.append(row)

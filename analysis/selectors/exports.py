@@ -20,9 +20,9 @@ from analysis.selectors.analysis import (
 from corpus.models import Dataset, Summary
 from crowd.models import ANNOTATION
 from protocols.attention import check_role
-from protocols.tasks import unit_statement
+from protocols.tasks import TASKS, unit_statement
 from stats.enhanced import VARIANTS
-from studies.models import Participation, Study
+from studies.models import FinalLabel, Participation, Study
 from studies.selectors.participation import ACCEPTED, counted, judgement_set_check
 from studies.selectors.studies import study_judgements_in_order, study_skips_in_order
 
@@ -62,6 +62,7 @@ JUDGEMENT_COLUMN_TYPES: dict[str, str] = {
     "final_status": "text",
     "final_method": "text",
     "final_by": "text",
+    "final_data": "json",
     "phase": "text",
     "check_kind": "text",
     "check_source": "text",
@@ -69,7 +70,7 @@ JUDGEMENT_COLUMN_TYPES: dict[str, str] = {
     "check_passed": "boolean",
 }
 EXPORT_FIELDS = tuple(JUDGEMENT_COLUMN_TYPES)
-NO_FINAL_LABEL = {"final_label": "", "final_status": "", "final_method": "", "final_by": ""}
+NO_FINAL_LABEL = {"final_label": "", "final_status": "", "final_method": "", "final_by": "", "final_data": {}}
 
 # Whether a study's judgement export holds the attention checks a public study mixes into its queue: left out
 # by default (their labels test the worker and are no data), included on request and marked by `phase`.
@@ -144,6 +145,8 @@ def _standing(study: Study) -> Standing:
 
 def _judgement_rows(study: Study, judgements: str, checks: str, standing: Standing) -> Iterator[dict[str, Any]]:
     # The unit's final label (studies.models.FinalLabel) joined in the same query: one row per judgement.
+    # A span or edit task's item has one final decision (unit 0) for all its rows: read once per item.
+    whole = _whole_item_finals(study)
     rows = counted(
         _checks_kept(study_judgements_in_order(study=study), checks, assignment="assignment__"),
         judgements=judgements,
@@ -155,6 +158,7 @@ def _judgement_rows(study: Study, judgements: str, checks: str, standing: Standi
         )
     )
     rows = rows.values_list(
+        "assignment__item_id",
         "assignment__annotator_id",
         "assignment__item__study_task__task",
         "assignment__guidelines_version",
@@ -181,11 +185,13 @@ def _judgement_rows(study: Study, judgements: str, checks: str, standing: Standi
         "final__status",
         "final__method",
         "final__adjudicated_by__username",
+        "final__data",
         "assignment__item__crowd_check__kind",
         "assignment__item__crowd_check__expected",
         "assignment__crowd_record__check_passed",
     )
     for (
+        item_id,
         annotator_id,
         task,
         version,
@@ -212,10 +218,13 @@ def _judgement_rows(study: Study, judgements: str, checks: str, standing: Standi
         final_status,
         final_method,
         final_by,
+        final_data,
         check_kind,
         check_expected,
         check_passed,
     ) in rows.iterator(chunk_size=2000):
+        if item_id in whole:
+            final_label, final_status, final_method, final_by, final_data = whole[item_id]
         yield {
             "study": study.pk,
             "task": task,
@@ -250,8 +259,21 @@ def _judgement_rows(study: Study, judgements: str, checks: str, standing: Standi
             "final_status": final_status or "",
             "final_method": final_method or "",
             "final_by": final_by or "",
+            "final_data": final_data or {},
             **_check_columns(check_kind, check_expected, check_passed),
         }
+
+
+def _whole_item_finals(study: Study) -> dict[int, tuple[str, str, str, str, dict[str, Any]]]:
+    """item id -> the final label, status, method, adjudicator and data of each span or edit task's item."""
+    tasks = [key for key, task in TASKS.items() if task.whole_item]
+    rows = FinalLabel.objects.filter(item__study_task__study=study, item__study_task__task__in=tasks, unit_index=0)
+    return {
+        item_id: (label, status, method, by or "", data)
+        for item_id, label, status, method, by, data in rows.values_list(
+            "item_id", "label", "status", "method", "adjudicated_by__username", "data"
+        ).iterator(chunk_size=2000)
+    }
 
 
 def _skip_rows(study: Study, judgements: str, checks: str, standing: Standing) -> Iterator[dict[str, Any]]:

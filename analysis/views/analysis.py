@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
@@ -135,13 +136,14 @@ def _binary_form(request: HttpRequest, humans: list[str]) -> dict[str, Any]:
     return {
         "label_key": request.GET.get("label_key", "").strip(),
         "human": _choice(request, "binary_human", humans, None),
+        "gold": _choice(request, "binary_gold", selectors.GOLDS, selectors.MAJORITY_GOLD),
         "threshold": request.GET.get("human_threshold", "").strip(),
         "split_key": request.GET.get("split_key", "").strip() or analysis_groups.DEFAULT_SPLIT_KEY,
         "by": request.GET.get("binary_by", "").strip(),
     }
 
 
-def _binary_rows(dataset: Dataset, form: dict[str, Any]) -> list[dict[str, Any]]:
+def _binary_rows(dataset: Dataset, form: dict[str, Any], user: User) -> list[dict[str, Any]]:
     """Balanced accuracy and ROC AUC of every metric on the binary labels the form names."""
     label_key, human, threshold = form["label_key"] or None, None, None
     if label_key is None:
@@ -154,6 +156,8 @@ def _binary_rows(dataset: Dataset, form: dict[str, Any]) -> list[dict[str, Any]]
         "human": human,
         "human_threshold": threshold,
         "by": form["by"] or None,
+        "gold": form["gold"],
+        "user": user,
     }
     accuracy = analysis_groups.binary_evaluation(
         protocol=BALANCED_ACCURACY, split_key=form["split_key"], bootstrap=PAGE_BOOTSTRAP, **common
@@ -183,9 +187,12 @@ PARTIAL_UNAVAILABLE = {
 def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = dataset_or_404(dataset_id)
     human_choices = selectors.human_score_choices(dataset=dataset)
-    humans = human_choices.names
+    user = signed_in_user(request)
+    # The imported human scores, then the studies' judgements (human_side: by majority or final labels).
+    humans = human_choices.names + selectors.study_human_names(dataset=dataset, user=user)
     metrics = selectors.metric_names(dataset=dataset)
     human = _choice(request, "human", humans, human_choices.primary)
+    gold = _choice(request, "gold", selectors.GOLDS, selectors.MAJORITY_GOLD) or selectors.MAJORITY_GOLD
     metric = _choice(request, "metric", metrics, metrics[0] if metrics else None)
     method = _choice(request, "method", METHODS, "pearson") or "pearson"
     level = _choice(request, "level", LEVELS, "summary") or "summary"
@@ -197,6 +204,9 @@ def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "humans": humans,
         "metrics": metrics,
         "human": human,
+        "gold": gold,
+        "golds": selectors.GOLDS,
+        "study_human": bool(human and human.startswith(selectors.STUDY_HUMAN_PREFIX)),
         "metric": metric,
         "method": method,
         "methods": METHODS,
@@ -216,10 +226,12 @@ def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
             level=level,
             partial_by="system" if partial else None,
             bootstrap=PAGE_BOOTSTRAP,
+            gold=gold,
+            user=user,
         )
         context["correlations"].sort(key=lambda row: -abs(row["r"]) if row["r"] is not None else 1.0)
     if human and metric:
-        pairs = selectors.score_pairs(dataset=dataset, metric=metric, human=human)
+        pairs = selectors.score_pairs(dataset=dataset, metric=metric, human=human, gold=gold, user=user)
         context["scatter"] = plots.scatter(pairs.metric, pairs.human, pairs.titles, x_label=metric, y_label=human)
         context["histogram"] = plots.histogram(
             [m - h for m, h in zip(pairs.metric, pairs.human, strict=True)], x_label=f"{metric} - {human}"
@@ -245,7 +257,7 @@ def dataset_analysis(request: HttpRequest, dataset_id: int) -> HttpResponse:
     context["binary_form"] = binary
     if binary["label_key"] or binary["human"]:
         try:
-            context["binary"] = _binary_rows(dataset, binary)
+            context["binary"] = _binary_rows(dataset, binary, user)
         except (selectors.AnalysisError, InputError) as exc:
             context["binary_error"], status = str(exc), 400
     dont_know = request.GET.get("dont_know") == "incorrect"

@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from accounts.selectors import adjudicator_accounts
 from analysis.selectors import analysis as analysis_selectors
 from analysis.selectors.exports import check_set_from
 from analysis.views.downloads import judgements_download
@@ -19,6 +20,7 @@ from protocols.tasks import get_task
 from studies.forms import AnnotatorsAddForm, StudySettingsForm
 from studies.models import Participation
 from studies.selectors import studies as selectors
+from studies.selectors.adjudication import study_adjudicator_names
 from studies.selectors.participation import excluded_annotator_ids, judgement_set_from
 from studies.views.studies import visible_study
 
@@ -56,6 +58,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
         {"run": run, "failures": failures[run.pk], "agreement": agreement.annotators.get(run.rater.user.username)}
         for run in runs
     ]
+    adjudicators = study_adjudicator_names(study=study) if study.kind == study.Kind.STUDY else []
     annotators = [{"progress": row, "agreement": agreement.annotators.get(row.username)} for row in progress]
     crowd = crowd_study_of(study_id=study.pk) if study.kind == study.Kind.STUDY else None
     return render(
@@ -81,6 +84,10 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
                 }
             ),
             "add_form": AnnotatorsAddForm(exclude=[row.user_id for row in progress if row.member]),
+            "adjudicators": adjudicators,
+            "adjudicator_choices": adjudicator_accounts()
+            .exclude(username__in=adjudicators)
+            .values_list("username", flat=True),
             "judge_runs": judge_runs,
             "judge_form": JudgeRunForm(study_tasks=judgeable_tasks(study=study, study_tasks=study_tasks)),
             "crowd": crowd,

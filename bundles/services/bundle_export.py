@@ -292,6 +292,7 @@ def study_bundle_export(*, study: Study, output: IO[bytes], progress: Progress |
             "n_raters",
             "agreement",
             "version",
+            "data",
             "created_at",
             "updated_at",
             item="item_id",

@@ -18,11 +18,42 @@ from django.db.models import Count
 
 from analysis.selectors.inspect import SummaryInspection, summary_inspection
 from analysis.selectors.inspect import _ranges as ranges_json
-from protocols.tasks import TaskDefinition, Unit, get_task
+from protocols.tasks import SPANS_MAY_OVERLAP, TaskDefinition, Unit, get_task, word_spans
+from review.decisions import Marking, automatic_marking, spans_decision
 from stats.agreement import majority_label
+from stats.unitizing import TypedSpan, typed_majority_spans
 from studies.models import Assignment, FinalLabel, Judgement, Study, StudyItem, StudyTask
 from studies.selectors.adjudication import adjudicable_tasks
 from studies.selectors.assignments import item_units
+
+
+def item_markings(
+    *, study_task: StudyTask | None = None, item: StudyItem | None = None
+) -> dict[int, dict[str, Marking]]:
+    """item id -> annotator -> their Marking, from every submitted assignment of the task (or of one item);
+    an annotator who marked no span has an empty one."""
+    assignments = Assignment.objects.filter(status=Assignment.Status.SUBMITTED)
+    if study_task is not None:
+        assignments = assignments.filter(item__study_task=study_task)
+    if item is not None:
+        assignments = assignments.filter(item=item)
+    names = dict(assignments.values_list("pk", "annotator__username"))
+    items = dict(assignments.values_list("pk", "item_id"))
+    spans: dict[int, list[TypedSpan]] = defaultdict(list)
+    edits: dict[int, dict[str, Any]] = {}
+    rows = Judgement.objects.filter(assignment__in=assignments).values_list(
+        "assignment_id", "start", "end", "label", "unit_text", "note", "data"
+    )
+    for assignment_id, start, end, label, unit_text, note, data in rows.order_by("assignment_id", "unit_index"):
+        if start is not None and end is not None:
+            spans[assignment_id].append((start, end, label))
+        else:
+            edits[assignment_id] = {"text": unit_text, "label": label, "note": note, "data": data}
+    markings: dict[int, dict[str, Marking]] = defaultdict(dict)
+    for pk, name in sorted(names.items(), key=lambda pair: pair[1]):
+        markings[items[pk]][name] = Marking(tuple(sorted(spans.get(pk, []))), edits.get(pk))
+    return dict(markings)
+
 
 # The queue shows at most this many items; its filters find the others.
 MAX_QUEUE_ROWS = 200
@@ -77,8 +108,7 @@ class Queue:
     rows: list[QueueRow]  # the shown page, most disagreed first
     n_matching: int  # items that pass the filters (rows holds at most MAX_QUEUE_ROWS)
     item_ids: list[int]  # every matching item in queue order, for next/previous
-    tasks: list[str]  # the study's tasks that can be adjudicated
-    not_adjudicable: dict[str, str]  # the study's other tasks, and why
+    tasks: list[str]  # the study's tasks
 
 
 def adjudication_queue(
@@ -86,18 +116,27 @@ def adjudication_queue(
     study: Study,
     filters: QueueFilters,
     limit: int = MAX_QUEUE_ROWS,
-    tasks: tuple[list[StudyTask], dict[str, str]] | None = None,
+    tasks: list[StudyTask] | None = None,
 ) -> Queue:
     """The study's judged items that pass the filters, most disagreed first (lowest unit agreement, most
     disagreeing units), then by task and position. `tasks`: adjudicable_tasks(study) when already read."""
-    study_tasks, others = tasks if tasks is not None else adjudicable_tasks(study=study)
+    study_tasks = tasks if tasks is not None else adjudicable_tasks(study=study)
     names = {study_task.pk: study_task.task for study_task in study_tasks}
     chosen = [pk for pk, name in names.items() if filters.task in (None, name)]
-    votes: dict[tuple[int, int], Counter[str]] = defaultdict(Counter)
+    votes: dict[tuple[int, int], Counter[Hashable]] = defaultdict(Counter)
     item_task: dict[int, int] = {}
+    # Span and edit tasks: one unit per item, each annotator's spans or edit one vote (Marking.key).
+    whole = [
+        study_task for study_task in study_tasks if study_task.pk in chosen and get_task(study_task.task).whole_item
+    ]
+    for study_task in whole:
+        for item_id, by_annotator in item_markings(study_task=study_task).items():
+            votes[(item_id, 0)].update(marking.key() for marking in by_annotator.values())
+            item_task[item_id] = study_task.pk
     counts = (
         Judgement.objects.filter(
-            assignment__item__study_task__in=chosen, assignment__status=Assignment.Status.SUBMITTED
+            assignment__item__study_task__in=[pk for pk in chosen if pk not in {t.pk for t in whole}],
+            assignment__status=Assignment.Status.SUBMITTED,
         )
         .values_list("assignment__item_id", "assignment__item__study_task_id", "unit_index", "label")
         .annotate(n=Count("pk"))
@@ -159,7 +198,6 @@ def adjudication_queue(
         n_matching=len(matching),
         item_ids=[row.item_id for row in matching],
         tasks=[study_task.task for study_task in study_tasks],
-        not_adjudicable=others,
     )
 
 
@@ -193,15 +231,46 @@ class UnitView:
 
 
 @dataclass(frozen=True)
+class WholeItem:
+    """A span or edit task's item, decided whole: each annotator's spans or edit, the majority an adjudicator
+    can accept (spans: the character-level majority, ties left unmarked; edits: the edit more than half of
+    them wrote, else none) and the final decision (final_state, its `data` the final spans or edit)."""
+
+    markings: dict[str, Marking]
+    majority: dict[str, Any]  # {"label", "data"}; an edit task's label is "" when no edit has a majority
+    final: dict[str, Any]
+    words: list[list[int]]  # the summary's words (start, end), as the annotators' span view snaps to them
+    n_agreeing: int  # annotators who share the most common spans or edit
+
+
+@dataclass(frozen=True)
 class ItemDecisions:
     """What an adjudicator decides on: every unit with each annotator's label and note, the majority and the
-    final label; every annotator with their time and comment (or why they could not judge the item)."""
+    final label; every annotator with their time and comment (or why they could not judge the item). Span
+    and edit tasks have no units: `whole` holds their item's decision."""
 
     item: StudyItem
     task: TaskDefinition
     raters: list[Rater]
     units: list[UnitView]
     columns: list[str]  # the annotators who submitted the item, in column order
+    whole: WholeItem | None
+
+    def whole_state(self) -> dict[str, Any] | None:
+        """A span or edit task's item as the page's script and the API get it; None for label tasks."""
+        if self.whole is None:
+            return None
+        return {
+            "item": self.item.pk,
+            "kind": "spans" if self.task.spans else "edit",
+            "summary": self.item.summary.text,
+            "words": self.whole.words,
+            "choices": [{"value": c.value, "label": c.label, "key": c.key} for c in self.task.choices],
+            "spansMayOverlap": SPANS_MAY_OVERLAP,
+            "raters": [{"name": name, **marking.as_state()} for name, marking in self.whole.markings.items()],
+            "majority": self.whole.majority,
+            "final": self.whole.final,
+        }
 
 
 @dataclass(frozen=True)
@@ -224,7 +293,11 @@ class AdjudicationItem(ItemDecisions):
         ]
 
     def script_state(self) -> dict[str, Any]:
+        whole = self.whole_state()
+        if whole is not None:
+            return whole
         return {
+            "kind": "labels",
             "item": self.item.pk,
             "units": [
                 {
@@ -250,6 +323,7 @@ def final_state(row: FinalLabel | None) -> dict[str, Any]:
             "version": 0,
             "aggregated": "",
             "aggregated_method": "",
+            "data": {},
         }
     return {
         "label": row.label,
@@ -260,6 +334,7 @@ def final_state(row: FinalLabel | None) -> dict[str, Any]:
         "version": row.version,
         "aggregated": row.aggregated_label,
         "aggregated_method": row.aggregated_method,
+        "data": row.data,
     }
 
 
@@ -319,6 +394,9 @@ def item_decisions(*, item: StudyItem) -> ItemDecisions:
             notes[unit_index][names[assignment_id]] = note
     columns = sorted(names.values())
     finals = {row.unit_index: row for row in FinalLabel.objects.filter(item=item).select_related("adjudicated_by")}
+    if task.whole_item:
+        whole = whole_item(item=item, task=task, final=finals.get(0))
+        return ItemDecisions(item=item, task=task, raters=raters, units=[], columns=columns, whole=whole)
     units = []
     for unit in item_units(item, with_document=True):
         by_annotator = labels.get(unit.index, {})
@@ -340,7 +418,28 @@ def item_decisions(*, item: StudyItem) -> ItemDecisions:
                 source_ranges=source_ranges,
             )
         )
-    return ItemDecisions(item=item, task=task, raters=raters, units=units, columns=columns)
+    return ItemDecisions(item=item, task=task, raters=raters, units=units, columns=columns, whole=None)
+
+
+def whole_item(*, item: StudyItem, task: TaskDefinition, final: FinalLabel | None) -> WholeItem:
+    """A span or edit task's item as the adjudicator decides it (WholeItem)."""
+    text = item.summary.text
+    markings = item_markings(item=item).get(item.pk, {})
+    if task.spans:
+        spans = typed_majority_spans(text, [m.spans for m in markings.values()], task.values).spans
+        label, data = spans_decision(text, spans)
+        majority = {"label": label, "data": data}
+    else:
+        auto = automatic_marking(task, text, markings)
+        majority = {"label": auto.label, "data": auto.data}
+    counts = Counter(marking.key() for marking in markings.values())
+    return WholeItem(
+        markings=markings,
+        majority=majority,
+        final=final_state(final),
+        words=word_spans(text),
+        n_agreeing=max(counts.values(), default=0),
+    )
 
 
 def adjudication_item(*, item: StudyItem, user: User, queue: Queue) -> AdjudicationItem:

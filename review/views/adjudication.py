@@ -50,7 +50,7 @@ def queue_filters(params: dict[str, str], tasks: list[str]) -> selectors.QueueFi
 
 def _queue(request: HttpRequest, study: Study) -> tuple[selectors.Queue, selectors.QueueFilters]:
     tasks = adjudicable_tasks(study=study)
-    filters = queue_filters(request.GET.dict(), [task.task for task in tasks[0]])
+    filters = queue_filters(request.GET.dict(), [task.task for task in tasks])
     return selectors.adjudication_queue(study=study, filters=filters, tasks=tasks), filters
 
 

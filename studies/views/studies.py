@@ -43,6 +43,7 @@ from studies.selectors.examples import (
 from studies.selectors.selection import selection_options
 from studies.selectors.studies import ACTIVE_WINDOW, studies_glance
 from studies.selectors.task_state import task_state
+from studies.services import adjudicators as adjudicator_services
 from studies.services import examples as example_services
 from studies.services.studies import (
     annotators_added_message,
@@ -173,6 +174,25 @@ def study_annotators(request: HttpRequest, study_id: int) -> HttpResponse:
     except ValidationError as exc:
         _errors_to_messages(request, exc)
     return redirect("study_detail", study_id=study.pk)
+
+
+@researcher_required
+@require_POST
+def study_adjudicators(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Name an adjudicator (`add`, a username) or take one off (`remove`); another researcher's study: 404."""
+    user = signed_in_user(request)
+    add, remove = request.POST.get("add", "").strip(), request.POST.get("remove", "").strip()
+    try:
+        names = adjudicator_services.study_adjudicators_change(
+            user=user, study_id=study_id, add=[add] if add else [], remove=[remove] if remove else []
+        )
+    except Study.DoesNotExist:
+        raise Http404("No such study.") from None
+    except ValidationError as exc:
+        _errors_to_messages(request, exc)
+    else:
+        messages.success(request, f"Adjudicators: {', '.join(names) or 'none'}.")
+    return redirect("study_detail", study_id=study_id)
 
 
 @researcher_required

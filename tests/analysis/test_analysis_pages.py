@@ -178,8 +178,8 @@ def test_it_keeps_the_analysis_query_counts_flat(
         )
     # The study's analysis (one query per task for its LLM judges' names; its final labels for the human-enhanced
     # table and its charts, one query each; how many annotators are excluded; the study's conditions, none here),
-    # the dataset's analysis, the datasets list.
-    exact = (21, 44, 5)
+    # the dataset's analysis (with the studies' tasks offered as human scores), the datasets list.
+    exact = (21, 45, 5)
     assert (
         queries(lambda: client.get(study_url)),
         queries(lambda: client.get(dataset_url)),

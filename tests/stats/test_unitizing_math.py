@@ -3,13 +3,19 @@ same scale (no database)."""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
+import numpy as np
 import pytest
 
 from stats.unitizing import (
+    SpanMajority,
     flagged_spans,
     majority_spans,
     merged_units,
     metric_span_agreement,
+    typed_majority_spans,
     unitizing_alpha,
     unitizing_alpha_by_group,
     unitizing_alpha_interval,
@@ -183,3 +189,65 @@ def test_it_turns_flagged_tokens_into_spans_and_scores_them_against_the_annotato
     assert rows["carol"].agreement == pytest.approx(1 - 6 / (2 * len(TEXT)))
     alone = unitizing_alpha({"s1": (TEXT, {"a": [england], "m": [(25, 35)]}), "s2": (TEXT, {"a": [], "m": []})})
     assert rows["alice"].coefficient == alone
+
+
+# --- the majority an adjudicator can accept (review.services.adjudication) -----------------------------
+
+
+def _independent_majority(text: str, annotators: list[list[tuple[int, int, str]]], types: list[str]) -> list[Any]:
+    """The same definition written another way: a numpy vote matrix, runs from its row sums."""
+    votes = np.zeros((len(annotators), len(text)), dtype=int)
+    for row, spans in enumerate(annotators):
+        for start, end, _ in spans:
+            votes[row, start:end] = 1
+    inside = votes.sum(axis=0) * 2 > len(annotators)
+    found = []
+    position = 0
+    while position < len(text):
+        if not inside[position]:
+            position += 1
+            continue
+        end = position
+        while end < len(text) and inside[end]:
+            end += 1
+        chunk = text[position:end]
+        start, stop = position + len(chunk) - len(chunk.lstrip()), end - (len(chunk) - len(chunk.rstrip()))
+        if start < stop:
+            per_type = {name: 0 for name in types}
+            for spans in annotators:
+                for s, e, name in spans:
+                    per_type[name] += len(set(range(s, e)) & set(range(start, stop)))
+            best = max(per_type.values())
+            found.append((start, stop, next(name for name in types if per_type[name] == best)))
+        position = end
+    return found
+
+
+def test_it_takes_the_character_majority_of_typed_spans_as_an_independent_count_does() -> None:
+    text = "The mayor of Cardiff said on Monday that the bridge will reopen in May."
+    rng = np.random.default_rng(7)
+    types = ["intrinsic", "extrinsic"]
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    for _ in range(200):
+        annotators = []
+        for _ in range(int(rng.integers(1, 6))):
+            spans, position = [], 0
+            while position < len(words):
+                length = int(rng.integers(1, 4))
+                if rng.random() < 0.3:
+                    last = min(len(words), position + length) - 1
+                    spans.append((words[position][0], words[last][1], types[int(rng.integers(0, 2))]))
+                position += length + 1
+            annotators.append(spans)
+        assert typed_majority_spans(text, annotators, types).spans == _independent_majority(text, annotators, types)
+
+
+def test_it_counts_the_characters_where_the_annotators_tie() -> None:
+    text = "Rain in Paris today."
+    paris = (8, 13, "extrinsic")
+    assert typed_majority_spans(text, [[paris], []], ["intrinsic", "extrinsic"]) == SpanMajority([], 5)
+    three = typed_majority_spans(
+        text, [[paris], [(8, 13, "intrinsic")], [(0, 13, "intrinsic")]], ["intrinsic", "extrinsic"]
+    )
+    # "Paris": three votes, two intrinsic (one vote per character); "Rain in" only one of three: no span.
+    assert three == SpanMajority([(8, 13, "intrinsic")], 0)

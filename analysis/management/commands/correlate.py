@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.selectors.analysis import AnalysisError, dataset_correlations
+from analysis.selectors.analysis import GOLDS, MAJORITY_GOLD, AnalysisError, dataset_correlations
 from corpus.selectors import dataset_by_name
 from stats.correlation import LEVELS, METHODS
 
@@ -18,7 +18,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
-        parser.add_argument("--human", required=True, help="human score name, e.g. Faithful or Factuality")
+        parser.add_argument(
+            "--human",
+            required=True,
+            help="human score name, e.g. Faithful or Factuality, or study:<id>:<task> for a study's judgements",
+        )
+        parser.add_argument(
+            "--gold",
+            choices=GOLDS,
+            default=MAJORITY_GOLD,
+            help="a study's judgements: each unit's majority label or its final label (adjudicated gold)",
+        )
         parser.add_argument(
             "--metric", action="append", help="metric name (repeatable; default: every metric of the dataset)"
         )
@@ -48,6 +58,7 @@ class Command(BaseCommand):
                 partial_by=options["partial_by"],
                 bootstrap=options["bootstrap"],
                 seed=options["seed"],
+                gold=options["gold"],
             )
         except AnalysisError as exc:
             raise CommandError(str(exc)) from exc
@@ -69,4 +80,9 @@ class Command(BaseCommand):
                 f"{row['metric']:<24} {row['method']:<9} r={row['r']:+.3f} p={p} n={row['n']}{skipped} "
                 f"(missing {row['n_missing']}) 95% CI "
                 + ("n/a" if row["ci_low"] is None else f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]")
+                + (
+                    f"; gold {row['gold']}, {row['n_left_out']} of {row['n_units']} units left out"
+                    if row["gold"]
+                    else ""
+                )
             )

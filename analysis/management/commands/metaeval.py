@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.selectors.analysis import AnalysisError, dataset_meta_evaluation
+from analysis.selectors.analysis import GOLDS, MAJORITY_GOLD, AnalysisError, dataset_meta_evaluation
 from analysis.selectors.analysis_groups import DEFAULT_SPLIT_KEY, PAIR_BY, binary_evaluation
 from common.validation import InputError, finite_number
 from corpus.selectors import dataset_by_name
@@ -29,7 +29,16 @@ class Command(BaseCommand):
             "--by", help="pairs: error_type; binary labels: system or meta.KEY (summary meta, else document meta)"
         )
         parser.add_argument("--label-key", help="meta key holding each summary's binary label (1/0, faithful/...)")
-        parser.add_argument("--human", help="human score giving the binary label with --human-threshold")
+        parser.add_argument(
+            "--human",
+            help="human score giving the binary label with --human-threshold (study:<id>:<task>: a study's judgements)",
+        )
+        parser.add_argument(
+            "--gold",
+            choices=GOLDS,
+            default=MAJORITY_GOLD,
+            help="a study's judgements: each unit's majority label or its final label (adjudicated gold)",
+        )
         parser.add_argument("--human-threshold", help="a summary is faithful when its human score is at least this")
         parser.add_argument(
             "--split-key", default=DEFAULT_SPLIT_KEY, help=f"meta key of the split (default {DEFAULT_SPLIT_KEY!r})"
@@ -78,6 +87,7 @@ class Command(BaseCommand):
                     seed=options["seed"],
                     bootstrap=options["bootstrap"],
                     by=by,
+                    gold=options["gold"],
                 )
             else:
                 if by not in (None, PAIR_BY):
