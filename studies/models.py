@@ -219,9 +219,10 @@ class Assignment(models.Model):
     skip_reason = models.CharField(max_length=20, choices=SkipReason.choices, blank=True)
     skip_note = models.TextField(blank=True)
     skipped_at = models.DateTimeField(null=True, blank=True)
-    # The condition the item is shown under to this annotator; null in a study without conditions.
+    # The condition the item is shown under to this annotator; null in a study without conditions. RESTRICT:
+    # a condition with work cannot be deleted alone, but goes with its study (which takes the work along).
     condition = models.ForeignKey(
-        StudyCondition, on_delete=models.PROTECT, null=True, blank=True, related_name="assignments"
+        StudyCondition, on_delete=models.RESTRICT, null=True, blank=True, related_name="assignments"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -300,7 +301,7 @@ class Participation(models.Model):
     # Between-annotator designs: the one condition this annotator works in (chosen when they join, balanced
     # over the conditions); within-annotator designs: the condition of their first block. Null: no conditions.
     condition = models.ForeignKey(
-        StudyCondition, on_delete=models.PROTECT, null=True, blank=True, related_name="participations"
+        StudyCondition, on_delete=models.RESTRICT, null=True, blank=True, related_name="participations"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

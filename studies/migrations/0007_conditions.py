@@ -34,12 +34,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='assignment',
             name='condition',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='assignments', to='studies.studycondition'),
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='assignments', to='studies.studycondition'),
         ),
         migrations.AddField(
             model_name='participation',
             name='condition',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='participations', to='studies.studycondition'),
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='participations', to='studies.studycondition'),
         ),
         migrations.AddConstraint(
             model_name='studycondition',

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractUser
+from django.db.models import RestrictedError
 from django.urls import reverse
 
 from bundles.format import MANIFEST, MEMBERS
@@ -549,11 +550,13 @@ def test_it_imports_the_bundle_again_once_its_copy_is_deleted(bundle_v2: bytes, 
     """The copy's model raters outlive its study (their accounts hold no other work): a second import of the
     same bundle gets raters of its own again."""
     first = _import(bundle_v2, rita)
-    # Assignment.condition and Participation.condition protect a condition (studies 0007_conditions), so a
-    # study whose work has conditions is deleted only once they are cleared.
-    Assignment.objects.filter(item__study_task__study=first.study).update(condition=None)
-    Participation.objects.filter(study=first.study).update(condition=None)
+    # The copy's work has conditions: they go with the study (a condition alone with work is kept).
+    condition = StudyCondition.objects.filter(study=first.study, assignments__isnull=False).first()
+    assert condition is not None
+    with pytest.raises(RestrictedError):
+        condition.delete()
     first.study.delete()
+    assert not StudyCondition.objects.filter(pk=condition.pk).exists()
     again = _import(bundle_v2, rita)
     keys = list(ModelRater.objects.values_list("key", flat=True))
     assert len(keys) == len(set(keys)) == 6  # the original's two, the first copy's two, the second's two
