@@ -22,7 +22,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from crowd.models import ANNOTATION, CrowdItemRecord, CrowdStudy, CrowdWorker
-from crowd.services.workers import crowd_worker_end
+from crowd.services.workers import assignments_reclaim, crowd_worker_end
 from protocols.attention import CheckResult, attention_decisions
 from protocols.decisions import BLOCK, OK, WARN, Thresholds, WorkerDecision, decisions_merge
 from protocols.tasks import CheckOutcome, CheckTarget, get_task
@@ -40,9 +40,7 @@ MAX_PASTE_EVENTS = 10_000
 def abandoned_release(*, crowd: CrowdStudy) -> int:
     """Items held longer than the timeout without being touched go back to the pool (kept as reclaimed)."""
     cutoff = timezone.now() - timedelta(minutes=crowd.timeout_minutes)
-    return Assignment.objects.filter(
-        item__study_task__study_id=crowd.study_id, status=OPEN, touched_at__lt=cutoff
-    ).update(status=RECLAIMED, updated_at=timezone.now())
+    return assignments_reclaim(Assignment.objects.filter(item__study_task__study_id=crowd.study_id, touched_at__lt=cutoff))
 
 
 def check_due(rate: float, taken: int) -> bool:

@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
+from django.core.files.uploadedfile import UploadedFile
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from common.roles import signed_in_user
-from common.validation import errors_by_field
+from common.validation import errors_by_field, printable
 from common.views import export_response, researcher_required
 from crowd.forms import CrowdSettingsForm
 from crowd.models import CrowdStudy, CrowdWorker
@@ -21,7 +24,9 @@ from crowd.selectors.crowd import (
     crowd_worker_counts,
     survey_answer_rows,
 )
+from crowd.services.platform import PLATFORM_FILE_MAX_BYTES, PlatformReport, crowd_platform_file_apply
 from crowd.services.studies import crowd_study_create, crowd_study_publish
+from protocols.platform_status import PlatformFileError
 from studies.forms import DatasetChoiceForm, StudyCreateForm
 from studies.selectors.selection import selection_options
 from studies.views.studies import chosen_dataset, visible_study
@@ -72,7 +77,13 @@ def crowd_study(request: HttpRequest, study_id: int) -> HttpResponse:
     crowd = _crowd_of(request, study_id)
     counts = crowd_worker_counts(crowd=crowd)
     statuses = [(CrowdWorker.Status(status).label, status, n) for status, n in counts.items()]
-    context = {"crowd": crowd, "study": crowd.study, "link": crowd_public_link(crowd=crowd), "statuses": statuses}
+    context = {
+        "crowd": crowd,
+        "study": crowd.study,
+        "link": crowd_public_link(crowd=crowd),
+        "statuses": statuses,
+        "max_mib": PLATFORM_FILE_MAX_BYTES // 1024 // 1024,
+    }
     return render(request, "crowd/study.html", context)
 
 
@@ -93,3 +104,29 @@ def crowd_survey_export(request: HttpRequest, study_id: int, format_name: str) -
     types = dict.fromkeys(SURVEY_FIELDS, "text")
     rows = survey_answer_rows(crowd=crowd)
     return export_response(rows, SURVEY_FIELDS, format_name, f"study-{crowd.study_id}-surveys", types)
+
+
+def platform_upload_apply(crowd: CrowdStudy, upload: UploadedFile[Any] | None, skip_unknown: bool) -> PlatformReport:
+    """The platform's export uploaded on the page or to the API, applied (PlatformFileError names the file,
+    line and field; a file over the limit is refused before it is read whole)."""
+    if upload is None:
+        raise PlatformFileError("file", "choose the platform's export (a CSV file)")
+    source = printable(upload.name or "upload")[:100]
+    data = upload.read(PLATFORM_FILE_MAX_BYTES + 1)
+    return crowd_platform_file_apply(crowd=crowd, data=data, source=source, skip_unknown=skip_unknown)
+
+
+@researcher_required
+@require_POST
+def crowd_platform_status(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Upload the platform's export: workers who left on the platform give their open items back."""
+    crowd = _crowd_of(request, study_id)
+    try:
+        report = platform_upload_apply(
+            crowd, request.FILES.get("file"), skip_unknown=request.POST.get("skip_unknown") == "yes"
+        )
+    except PlatformFileError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, report.summary)
+    return redirect("crowd_study", study_id=crowd.study_id)

@@ -20,6 +20,7 @@ from django.utils import timezone
 from analysis.selectors.analysis import task_labels
 from common.aggregates import Median
 from crowd.models import CrowdItemRecord, CrowdWorker
+from protocols.platform_status import STATUS_NAMES
 from protocols.payments import Payment, PaymentRules, WorkerWork, cost, payments
 from protocols.tasks import get_task
 from protocols.timing import FAST, ItemWork, TimeRules, item_flags
@@ -108,6 +109,11 @@ class WorkerRow:
     pasted_items: int | None  # None: paste events are not stored
     last_active: datetime | None
     payment: Payment | None = None
+    platform_status: str = ""  # what the crowd platform last said (protocols.platform_status; "": nothing)
+
+    @property
+    def platform_status_name(self) -> str:
+        return STATUS_NAMES.get(self.platform_status, self.platform_status)
 
     @property
     def check_pass_rate(self) -> float | None:
@@ -351,6 +357,7 @@ def study_quality(
                 pasted_items=checks[row.user_id].pasted if row.user_id in checks else None,
                 last_active=last_active.get(row.user_id),
                 payment=payment,
+                platform_status=standing[row.user_id].platform_status if row.user_id in standing else "",
             )
         )
     workers.sort(key=lambda w: (w.competence is None, w.competence or 0.0, w.username))
