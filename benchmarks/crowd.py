@@ -8,8 +8,8 @@ It builds once, in its own PostgreSQL database (BENCH_DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/faithanno_bench_crowd), a dataset of --items summaries, and on every run
 a new public factuality study over them (k = --k, phases: consent, annotation, end; no training, no attention
 checks; at most --per-worker items a worker; with the defaults the workers' maximum equals the study's k
-places, so they empty the pool and the last pulls compete for the last places). A gunicorn server runs with a deployment's
-settings (DEBUG off, throttles in Redis: BENCH_CACHE_URL, default redis://127.0.0.1:6379/9, NUM_PROXIES=1
+places, so they empty the pool and the last pulls compete for the last places). A gunicorn server runs with
+a deployment's settings (DEBUG off, throttles in Redis: BENCH_CACHE_URL, default redis://127.0.0.1:6379/9, NUM_PROXIES=1
 as behind the deployment's proxy; each simulated worker sends its own X-Forwarded-For address).
 
 Each simulated worker is a thread with its own cookies, over real HTTP, and does what the browser does:
@@ -45,7 +45,6 @@ from benchmarks.annotation import (  # noqa: E402
     log,
     offsets,
     percentile,
-    production_environment,
     sentence,
     start_server,
 )
@@ -56,16 +55,15 @@ KINDS = ("arrive", "consent", "next", "frame", "submit", "end")
 
 
 def build_dataset(items: int) -> Any:
-    """The benchmark's dataset: `items` summaries, five per document (made once)."""
+    """The benchmark's dataset of `items` summaries, five per document (made once per size)."""
     from corpus.models import Dataset, Document, Summary
 
-    existing = Dataset.objects.filter(name=DATASET).first()
-    if existing is not None and Summary.objects.filter(document__dataset=existing).count() >= items:
-        return existing
+    name = f"{DATASET}-{items}"
+    existing = Dataset.objects.filter(name=name).first()
     if existing is not None:
-        existing.delete()
+        return existing
     rng = random.Random(2)
-    dataset = Dataset.objects.create(name=DATASET, source_format="benchmark")
+    dataset = Dataset.objects.create(name=name, source_format="benchmark")
     documents = []
     for number in range((items + 4) // 5):
         text = " ".join(sentence(rng, rng.randint(8, 14)) for _ in range(12))
@@ -77,7 +75,7 @@ def build_dataset(items: int) -> Any:
             text = sentence(rng, 12)
             summaries.append(Summary(document=document, external_id=system, system=system, text=text))
     Summary.objects.bulk_create(summaries[:items], batch_size=2000)
-    log(f"  dataset {DATASET}: {len(documents)} documents, {min(items, len(summaries))} summaries")
+    log(f"  dataset {name}: {len(documents)} documents, {min(items, len(summaries))} summaries")
     return dataset
 
 
@@ -259,7 +257,8 @@ def consistency(crowd: Any, args: argparse.Namespace, submitted: list[int]) -> l
     lost = len(set(submitted) - stored)
     not_submitted = assignments.filter(pk__in=submitted).exclude(status="submitted").count()
     return [
-        f"items above k={study.annotators_per_item} accepted judgements: {over_k} (items at k: {at_k} of {items.count()})",
+        f"items above k={study.annotators_per_item} accepted judgements: {over_k} "
+        f"(items at k: {at_k} of {items.count()})",
         f"a summary given twice to one worker: {twice}; workers above their maximum of {args.per_worker}: {over_max}",
         f"items still held: {held}",
         f"submissions answered 200: {len(submitted)} ({len(set(submitted))} distinct); without a stored "
@@ -275,17 +274,18 @@ def report(results: Results, wall: float) -> None:
         errors = results.errors[kind]
         kinds = f" ({', '.join(sorted(set(errors)))})" if errors else ""
         log(
-            f"    {kind:<8} {len(values):5d} requests, {len(values) / wall:6.1f}/s, p50 {percentile(values, 0.5):6.1f} ms, "
-            f"p95 {percentile(values, 0.95):6.1f} ms, p99 {percentile(values, 0.99):6.1f} ms, max {max(values):6.0f} ms, "
-            f"errors {len(errors)}{kinds}"
+            f"    {kind:<8} {len(values):5d} requests, {len(values) / wall:6.1f}/s, "
+            f"p50 {percentile(values, 0.5):6.1f} ms, p95 {percentile(values, 0.95):6.1f} ms, "
+            f"p99 {percentile(values, 0.99):6.1f} ms, max {max(values):6.0f} ms, errors {len(errors)}{kinds}"
         )
     pages = [v for kind in ("consent", "next", "frame", "end") for v in results.latencies[kind]]
     if pages:
         log(
-            f"    all pages {len(pages)} requests: p50 {percentile(pages, 0.5):.1f} ms, p95 {percentile(pages, 0.95):.1f} "
-            f"ms, p99 {percentile(pages, 0.99):.1f} ms"
+            f"    all pages {len(pages)} requests: p50 {percentile(pages, 0.5):.1f} ms, "
+            f"p95 {percentile(pages, 0.95):.1f} ms, p99 {percentile(pages, 0.99):.1f} ms"
         )
-    log(f"    {len(results.submitted)} judgements in {wall:.1f} s ({len(results.submitted) / wall:.1f}/s); {results.finished} workers reached the end page")
+    done = len(results.submitted)
+    log(f"    {done} judgements in {wall:.1f} s ({done / wall:.1f}/s); {results.finished} workers reached the end page")
 
 
 def main() -> None:

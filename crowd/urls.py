@@ -21,8 +21,6 @@ researcher_urlpatterns = [
     path("new/public/", researcher.crowd_study_new, name="crowd_study_new"),
     path("<int:study_id>/crowd/", researcher.crowd_study, name="crowd_study"),
     path("<int:study_id>/crowd/public/", researcher.crowd_study_public, name="crowd_study_public"),
-    path(
-        "<int:study_id>/crowd/platform-status/", researcher.crowd_platform_status, name="crowd_platform_status"
-    ),
+    path("<int:study_id>/crowd/platform-status/", researcher.crowd_platform_status, name="crowd_platform_status"),
     path("<int:study_id>/crowd/surveys.<str:format_name>", researcher.crowd_survey_export, name="crowd_survey_export"),
 ]

@@ -40,7 +40,9 @@ MAX_PASTE_EVENTS = 10_000
 def abandoned_release(*, crowd: CrowdStudy) -> int:
     """Items held longer than the timeout without being touched go back to the pool (kept as reclaimed)."""
     cutoff = timezone.now() - timedelta(minutes=crowd.timeout_minutes)
-    return assignments_reclaim(Assignment.objects.filter(item__study_task__study_id=crowd.study_id, touched_at__lt=cutoff))
+    return assignments_reclaim(
+        Assignment.objects.filter(item__study_task__study_id=crowd.study_id, touched_at__lt=cutoff)
+    )
 
 
 def check_due(rate: float, taken: int) -> bool:

@@ -20,8 +20,8 @@ from django.utils import timezone
 from analysis.selectors.analysis import task_labels
 from common.aggregates import Median
 from crowd.models import CrowdItemRecord, CrowdWorker
-from protocols.platform_status import STATUS_NAMES
 from protocols.payments import Payment, PaymentRules, WorkerWork, cost, payments
+from protocols.platform_status import STATUS_NAMES
 from protocols.tasks import get_task
 from protocols.timing import FAST, ItemWork, TimeRules, item_flags
 from stats.crowd_quality import COMPETENCE, MAJORITY, MAX_REQUEST_JUDGEMENTS, CrowdJudgement, labels_aggregate

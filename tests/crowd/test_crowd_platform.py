@@ -54,7 +54,7 @@ def state(crowd: CrowdStudy) -> list[tuple[object, ...]]:
 
 
 def test_it_releases_the_open_items_of_a_worker_who_returned_and_keeps_their_work(crowd: CrowdStudy) -> None:
-    leaving, staying, held, other = two_workers(crowd)
+    leaving, _, held, other = two_workers(crowd)
     data = prolific((LEFT_ID, "RETURNED"), (STAYING_ID, "ACTIVE"))
     report = crowd_platform_file_apply(crowd=crowd, data=data, source="prolific.csv", skip_unknown=False)
     assert (report.platform, report.workers, report.recorded, report.ended, report.released) == (
@@ -132,14 +132,14 @@ def arrive_mturk(crowd: CrowdStudy, worker_id: str) -> CrowdWorker:
 
 
 def test_it_applies_the_export_from_the_command_line(crowd: CrowdStudy, tmp_path: Path) -> None:
-    leaving, *_ = two_workers(crowd)
+    two_workers(crowd)
     path = tmp_path / "prolific_export.csv"
     path.write_bytes(prolific((LEFT_ID, "TIMED-OUT")))
     out = StringIO()
     call_command("crowd_platform_status", "--study", str(crowd.study_id), "--file", str(path), stdout=out)
     assert "1 session(s) ended, 1 open item(s) back in the pool" in out.getvalue()
     path.write_bytes(prolific((LEFT_ID, "TIMED-OUT"), ("abc", "NOPE")))
-    with pytest.raises(CommandError, match="prolific_export.csv, line 3, Status"):
+    with pytest.raises(CommandError, match=r"prolific_export\.csv, line 3, Status"):
         call_command("crowd_platform_status", "--study", str(crowd.study_id), "--file", str(path))
     with pytest.raises(CommandError, match="No public study"):
         call_command("crowd_platform_status", "--study", "999999", "--file", str(path))

@@ -26,7 +26,9 @@ MTURK_HEAD = (
     '"HITId","HITTypeId","Title","AssignmentId","WorkerId","AssignmentStatus","AcceptTime","SubmitTime",'
     '"WorkTimeInSeconds","Input.summary","Answer.code","Approve","Reject"\n'
 )
-MTURK_ROW = '"3HIT","3TYPE","Judge summaries","{aid}","{wid}","{status}","Fri Nov 27","Fri Nov 27","600","x","C1","",""\n'
+MTURK_ROW = (
+    '"3HIT","3TYPE","Judge summaries","{aid}","{wid}","{status}","Fri Nov 27","Fri Nov 27","600","x","C1","",""\n'
+)
 LIMIT = 1_000_000
 
 
