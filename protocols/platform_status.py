@@ -175,7 +175,7 @@ def platform_file_read(data: bytes, *, source: str, max_bytes: int) -> tuple[str
         worker_column, status_column, _ = COLUMNS[platform]
         names = [name.strip() for name in header]
         worker_at, status_at = names.index(worker_column), names.index(status_column)
-        statuses = []
+        statuses: list[PlatformStatus] = []
         for row in reader:
             line = reader.line_num
             if not any(cell.strip() for cell in row):
@@ -199,7 +199,7 @@ def prolific_results_read(results: Any, *, source: str, first: int) -> list[Plat
     object's "participant_id" (or "participant") and "status"; `first` numbers the page's first submission."""
     if not isinstance(results, list):
         raise PlatformFileError(source, "the answer's results are not a list", field="results")
-    statuses = []
+    statuses: list[PlatformStatus] = []
     for number, submission in enumerate(results, start=first):
         if not isinstance(submission, Mapping):
             raise PlatformFileError(source, "a submission is not an object", line=number, field="results")
