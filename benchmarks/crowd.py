@@ -288,6 +288,45 @@ def report(results: Results, wall: float) -> None:
     log(f"    {done} judgements in {wall:.1f} s ({done / wall:.1f}/s); {results.finished} workers reached the end page")
 
 
+def in_process(args: argparse.Namespace, workers: int, items_each: int) -> None:
+    """Server time of each request kind through the full middleware stack, without the network or the other
+    workers: `workers` arrive one after the other in a study of their own and judge `items_each` items."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    crowd = study_make(args)
+    timings: dict[str, list[tuple[float, float, int]]] = {kind: [] for kind in KINDS}
+
+    def timed(kind: str, client: Client, method: str, path: str, *data: Any, **extra: Any) -> Any:
+        with CaptureQueriesContext(connection) as queries:
+            wall, cpu = time.perf_counter(), time.process_time()
+            answer = getattr(client, method)(path, *data, **extra)
+            elapsed = ((time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000, len(queries))
+        timings[kind].append(elapsed)
+        return answer
+
+    for number in range(workers):
+        client = Client(REMOTE_ADDR=f"10.200.{number // 250}.{number % 250}")
+        location = timed("arrive", client, "get", f"/crowd/{crowd.key}/", {"PROLIFIC_PID": f"{number:024x}"})
+        timed("consent", client, "get", location["Location"])
+        timed("consent", client, "post", location["Location"], {"accept": "yes"})
+        for _ in range(items_each):
+            frame = timed("next", client, "get", f"/crowd/{crowd.key}/next/")["Location"]
+            timed("frame", client, "get", frame)
+            body = json.dumps({"labels": {"0": "yes"}, "seconds": 10})
+            path = f"/api/v1/assignments/{frame.strip('/').split('/')[-1]}/submission/"
+            timed("submit", client, "post", path, body, content_type="application/json")
+    for kind, values in timings.items():
+        if values:
+            walls, cpus, queries = ([row[i] for row in values] for i in range(3))
+            log(
+                f"    {kind:<8} {len(values):4d} requests: wall p50 {percentile(walls, 0.5):6.1f} ms, "
+                f"p95 {percentile(walls, 0.95):6.1f} ms; CPU p50 {percentile(cpus, 0.5):5.1f} ms; "
+                f"SQL queries {min(queries)}-{max(queries)}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL))
@@ -312,8 +351,10 @@ def main() -> None:
 
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
+    log("2. server time per request, in-process (20 workers one after the other, 5 items each)")
+    in_process(args, 20, 5)
     log(
-        f"2. {args.clients} workers over {args.arrival:.0f} s against gunicorn ({args.workers} workers) over loopback, "
+        f"3. {args.clients} workers over {args.arrival:.0f} s against gunicorn ({args.workers} workers) over loopback, "
         f"{args.think[0]:g}-{args.think[1]:g} s per item, at most {args.per_worker} items each, "
         f"{args.items} items x k={args.k}"
     )
@@ -324,7 +365,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
     report(results, wall)
-    log("3. after the load")
+    log("4. after the load")
     for line in consistency(crowd, args, results.submitted):
         log(f"    {line}")
 
