@@ -105,6 +105,8 @@ def crowd_item_next(*, worker: CrowdWorker) -> Assignment | None:
     # Pulls of one study are taken one at a time: two workers never both take an item's last place.
     crowd = CrowdStudy.objects.select_for_update().select_related("study").get(pk=worker.crowd_study_id)
     abandoned_release(crowd=crowd)
+    if not CrowdWorker.objects.filter(pk=worker.pk, status=CrowdWorker.Status.ACTIVE).exists():
+        return None  # their session ended while the pull waited for its turn (e.g. they left on the platform)
     current = mine.filter(status=OPEN).order_by("position", "pk").first()
     if current is not None:
         return current

@@ -202,3 +202,12 @@ def test_it_answers_an_api_upload_with_the_report_or_the_error(
     }
     quality = client_for(rita).get(f"/api/v1/studies/{crowd.study_id}/quality/").json()
     assert {w["external_id"]: w["platform_status"] for w in quality["workers"]}[LEFT_ID] == "returned"
+
+
+def test_it_gives_no_item_to_a_pull_that_waited_while_the_worker_left(crowd: CrowdStudy) -> None:
+    leaving, *_ = two_workers(crowd)
+    submit(Assignment.objects.get(annotator=leaving.user, status="assigned"), "no")
+    crowd_platform_file_apply(crowd=crowd, data=prolific((LEFT_ID, "TIMED-OUT")), source="e.csv", skip_unknown=False)
+    assert leaving.status == "active"  # the pull's stale view of the worker, read before the study's turn
+    assert crowd_item_next(worker=leaving) is None
+    assert not Assignment.objects.filter(annotator=leaving.user, status="assigned").exists()
