@@ -74,7 +74,10 @@ def crowd_study_new(request: HttpRequest) -> HttpResponse:
 @researcher_required
 @require_GET
 def crowd_study(request: HttpRequest, study_id: int) -> HttpResponse:
-    crowd = _crowd_of(request, study_id)
+    return _crowd_page(request, _crowd_of(request, study_id))
+
+
+def _crowd_page(request: HttpRequest, crowd: CrowdStudy, platform_error: str = "") -> HttpResponse:
     counts = crowd_worker_counts(crowd=crowd)
     statuses = [(CrowdWorker.Status(status).label, status, n) for status, n in counts.items()]
     context = {
@@ -83,8 +86,9 @@ def crowd_study(request: HttpRequest, study_id: int) -> HttpResponse:
         "link": crowd_public_link(crowd=crowd),
         "statuses": statuses,
         "max_mib": PLATFORM_FILE_MAX_BYTES // 1024 // 1024,
+        "platform_error": platform_error,
     }
-    return render(request, "crowd/study.html", context)
+    return render(request, "crowd/study.html", context, status=400 if platform_error else 200)
 
 
 @researcher_required
@@ -126,7 +130,6 @@ def crowd_platform_status(request: HttpRequest, study_id: int) -> HttpResponse:
             crowd, request.FILES.get("file"), skip_unknown=request.POST.get("skip_unknown") == "yes"
         )
     except PlatformFileError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, report.summary)
+        return _crowd_page(request, crowd, platform_error=str(exc))  # nothing changed: the page says why
+    messages.success(request, report.summary)
     return redirect("crowd_study", study_id=crowd.study_id)
