@@ -57,6 +57,9 @@ class WorkerOutput(serializers.Serializer):
     pasted_items = serializers.IntegerField(allow_null=True, help_text="null: paste events not stored")
     last_active = serializers.DateTimeField(allow_null=True)
     payment = PaymentOutput()
+    platform_status = serializers.CharField(
+        help_text="what the crowd platform last said (returned, timed_out, approved, ...; empty: nothing known)"
+    )
 
 
 class LiveOutput(serializers.Serializer):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api import adjudication, analysis, bundles, corpus, imports, judges, quality, studies
+from api import adjudication, analysis, bundles, corpus, crowd, imports, judges, quality, studies
 
 urlpatterns = [
     path("datasets/", corpus.DatasetListApi.as_view(), name="api_datasets"),
@@ -46,6 +46,11 @@ urlpatterns = [
     path("studies/<int:study_id>/llm-judge-runs/", judges.StudyJudgeRunsApi.as_view(), name="api_study_judge_runs"),
     path("llm-judge-runs/<int:run_id>/", judges.JudgeRunApi.as_view(), name="api_judge_run"),
     path("llm-judge-runs/<int:run_id>/items/", judges.JudgeRunItemsApi.as_view(), name="api_judge_run_items"),
+    path(
+        "studies/<int:study_id>/crowd/platform-status/",
+        crowd.CrowdPlatformStatusApi.as_view(),
+        name="api_crowd_platform_status",
+    ),
     path("studies/<int:study_id>/quality/", quality.StudyQualityApi.as_view(), name="api_study_quality"),
     path(
         "studies/<int:study_id>/annotators/<int:annotator_id>/standing/",

@@ -413,7 +413,12 @@ MEMBERS: dict[str, Member] = {
                 "bonus": decimal,
                 **_TIMES,
             },
-            added={"condition": (2, identifier(null=True), None)},
+            added={
+                "condition": (2, identifier(null=True), None),
+                # What the crowd platform last said of the worker's submission (returned, timed out, ...).
+                "platform_status": (2, text(30), ""),
+                "platform_status_at": (2, timestamp(null=True), None),
+            },
         ),
         # Version 2: conditions, payment rules, final labels, crowd settings and workers, LLM judge runs.
         Member(

@@ -138,6 +138,7 @@ class CrowdWorker(models.Model):
         COMPLETED = "completed", "Completed"
         SCREENED_OUT = "screened_out", "Screened out (training)"
         BLOCKED = "blocked", "Blocked (checks)"
+        LEFT = "left", "Left on the platform (returned, timed out, rejected)"
 
     crowd_study = models.ForeignKey(CrowdStudy, on_delete=models.CASCADE, related_name="workers")
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_worker")

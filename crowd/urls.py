@@ -24,4 +24,5 @@ researcher_urlpatterns = [
     path("<int:study_id>/crowd/make-public/", researcher.crowd_study_make_public_page, name="crowd_study_make_public"),
     # surveys, workers, training (crowd.selectors.crowd.CROWD_EXPORTS) as csv, jsonl or parquet.
     path("<int:study_id>/crowd/<str:name>.<str:format_name>", researcher.crowd_export, name="crowd_export"),
+    path("<int:study_id>/crowd/platform-status/", researcher.crowd_platform_status, name="crowd_platform_status"),
 ]

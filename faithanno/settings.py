@@ -467,6 +467,11 @@ FAITHANNO_LLM_BACKOFF_SECONDS = envint("FAITHANNO_LLM_BACKOFF_SECONDS", "2", min
 # A running judge run whose worker has not reported for this long is taken over by the next delivery.
 FAITHANNO_LLM_STALE_SECONDS = envint("FAITHANNO_LLM_STALE_SECONDS", "600", minimum=1)
 
+# --- Crowd platforms (crowd app; docs/CROWD_CHECKS.md "Workers who left on the platform") ------------
+# `crowd_prolific_poll` asks this API for a study's submissions; the token is read at run time from the
+# environment variable PROLIFIC_API_TOKEN (no setting: no settings dump or debug page shows it).
+PROLIFIC_API_URL = envstr("PROLIFIC_API_URL", "https://api.prolific.com")
+
 # --- Workers (Celery with a Redis broker) -------------------------------------------------------------
 # `python manage.py score ... --enqueue` puts scoring tasks on the queue; `celery -A faithanno worker`
 # on any machine that reaches the broker and the database runs them.

@@ -298,6 +298,10 @@ class Participation(models.Model):
     )
     review = models.CharField(max_length=20, choices=Review.choices, default=Review.PENDING)
     bonus = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    # What the crowd platform last said of the worker's submission (protocols.platform_status: returned,
+    # timed_out, approved, ...; empty: nothing known), read from its export or its API.
+    platform_status = models.CharField(max_length=30, blank=True)
+    platform_status_at = models.DateTimeField(null=True, blank=True)
     # Between-annotator designs: the one condition this annotator works in (chosen when they join, balanced
     # over the conditions); within-annotator designs: the condition of their first block. Null: no conditions.
     condition = models.ForeignKey(

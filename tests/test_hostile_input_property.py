@@ -9,6 +9,8 @@ NUL arrives as such. The examples are bounded (a few hundred requests in all) an
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -350,6 +352,28 @@ class ImportTarget:
             assert job.status in (ImportJob.Status.DONE, ImportJob.Status.FAILED), job.errors
 
 
+@dataclass
+class PlatformFileTarget:
+    """A crowd platform's export uploaded (the crowd page or the API): a hostile cell answers 400 naming the
+    file and line, and changes nothing."""
+
+    name: str
+    client: str
+    url: str
+
+    def check(self, world: World, drawn: tuple[str, str]) -> None:
+        column, value = drawn
+        cells = {"Submission id": "s1", "Participant id": "fuzz", "Status": "AWAITING REVIEW", column: value}
+        buffer = io.StringIO()
+        csv.writer(buffer).writerows([list(cells), list(cells.values())])
+        upload = SimpleUploadedFile("export.csv", buffer.getvalue().encode("utf-8", "surrogatepass"))
+        before = database_state()
+        response = world.clients[self.client].post(self.url, {"file": upload})
+        expect(answered(response), [value], "json", before)
+        if response.status_code == 400:
+            assert "export.csv, line" in response.content.decode(), response.content[:300]
+
+
 def write_targets(world: World) -> list[Any]:
     study, example = world.study, world.example
     sentences, bump, spans = map(world.assignment, ("sentence_consistency", "bump", "hallucination_spans"))
@@ -657,6 +681,12 @@ def write_targets(world: World) -> list[Any]:
             },
             ["per_item", "per_accepted_item", "gold_bonus", "gold_min_percent", "currency"],
         ),
+        PlatformFileTarget(
+            "crowd_platform_status", "rita", reverse("crowd_platform_status", args=[world.crowd.study_id])
+        ),
+        PlatformFileTarget(
+            "api_crowd_platform_status", "rita-api", reverse("api_crowd_platform_status", args=[world.crowd.study_id])
+        ),
         # Last: a refused deletion must leave the example in place, an accepted one removes it.
         FormTarget(
             "study_example_delete",
@@ -674,6 +704,8 @@ def write_strategy(target: Any) -> st.SearchStrategy[Any]:
         return st.tuples(st.sampled_from(target.paths), st.one_of(STORABLE, BROKEN))
     if isinstance(target, FormTarget):
         return st.tuples(st.sampled_from(target.fields), st.one_of(STORABLE, BROKEN_IN_FORM))
+    if isinstance(target, PlatformFileTarget):
+        return st.tuples(st.sampled_from(["Participant id", "Status"]), st.one_of(STORABLE, BROKEN))
     return st.tuples(
         st.sampled_from(["file", "name", "format"]), st.sampled_from(IMPORT_PATHS), st.one_of(STORABLE, BROKEN)
     )
@@ -866,6 +898,8 @@ def covered_names(names: set[str], *, writes: bool) -> set[str]:
         "dataset_import_upload",
         "crowd_study_public",
         "crowd_study_make_public",
+        "crowd_platform_status",
+        "api_crowd_platform_status",
         "crowd_paste",
         "study_quality_action",
         "study_payment_rules",

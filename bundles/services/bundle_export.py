@@ -250,6 +250,8 @@ def study_bundle_export(*, study: Study, output: IO[bytes], progress: Progress |
             "excluded_at",
             "review",
             "bonus",
+            "platform_status",
+            "platform_status_at",
             "created_at",
             "updated_at",
             annotator="annotator__username",

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from crowd.models import ANNOTATION, CrowdItemRecord, CrowdStudy, CrowdWorker
-from crowd.services.workers import crowd_worker_end
+from crowd.services.workers import assignments_reclaim, crowd_worker_end
 from protocols.attention import CheckResult, attention_decisions
 from protocols.decisions import BLOCK, OK, WARN, Thresholds, WorkerDecision, decisions_merge
 from protocols.tasks import CheckOutcome, CheckTarget, get_task
@@ -40,9 +40,9 @@ MAX_PASTE_EVENTS = 10_000
 def abandoned_release(*, crowd: CrowdStudy) -> int:
     """Items held longer than the timeout without being touched go back to the pool (kept as reclaimed)."""
     cutoff = timezone.now() - timedelta(minutes=crowd.timeout_minutes)
-    return Assignment.objects.filter(
-        item__study_task__study_id=crowd.study_id, status=OPEN, touched_at__lt=cutoff
-    ).update(status=RECLAIMED, updated_at=timezone.now())
+    return assignments_reclaim(
+        Assignment.objects.filter(item__study_task__study_id=crowd.study_id, touched_at__lt=cutoff)
+    )
 
 
 def check_due(rate: float, taken: int) -> bool:
@@ -61,8 +61,9 @@ def _check_item(crowd: CrowdStudy, mine: object) -> StudyItem | None:
     )
 
 
-def _real_item(crowd: CrowdStudy, mine: object) -> StudyItem | None:
-    """The item furthest from k (accepted work plus items held now) whose summary this worker has not seen."""
+def _real_items(crowd: CrowdStudy, mine: object) -> QuerySet[StudyItem]:
+    """The items short of k (accepted work plus items held now) whose summary this worker has not seen,
+    furthest from k first."""
     study = crowd.study
     accepted = Count(
         "assignments",
@@ -76,18 +77,36 @@ def _real_item(crowd: CrowdStudy, mine: object) -> StudyItem | None:
         .annotate(load=F("accepted") + F("held"))
         .filter(load__lt=study.annotators_per_item)
         .order_by("load", "accepted", "position", "pk")
-        .first()
     )
+
+
+# Items looked at before the pull takes its turn (benchmarks/crowd.py, docs/PERFORMANCE.md).
+CANDIDATES = 50
+
+
+def _real_item(crowd: CrowdStudy, mine: object, candidates: list[int]) -> StudyItem | None:
+    """The item furthest from k, counted again now: among the candidates chosen before the pull's turn, else
+    (all of them filled meanwhile) among all items."""
+    items = _real_items(crowd, mine)
+    chosen = items.filter(pk__in=candidates).first() if candidates else None
+    return chosen or items.first()
 
 
 @transaction.atomic
 def crowd_item_next(*, worker: CrowdWorker) -> Assignment | None:
     """The worker's open item, or a new one pulled from the pool; None when there is nothing more for them
     (their maximum reached, or every item has its k)."""
+    crowd = CrowdStudy.objects.select_related("study").get(pk=worker.crowd_study_id)
+    mine = Assignment.objects.filter(annotator_id=worker.user_id, item__study_task__study_id=crowd.study_id)
+    # The query over every item of the study runs before the pull takes its turn, so that pulls wait for each
+    # other only for a few cheap queries; its candidates are counted again in the turn.
+    holding = mine.filter(status=OPEN).exists()  # their open item comes back: no candidates needed
+    candidates = [] if holding else list(_real_items(crowd, mine).values_list("pk", flat=True)[:CANDIDATES])
     # Pulls of one study are taken one at a time: two workers never both take an item's last place.
     crowd = CrowdStudy.objects.select_for_update().select_related("study").get(pk=worker.crowd_study_id)
     abandoned_release(crowd=crowd)
-    mine = Assignment.objects.filter(annotator_id=worker.user_id, item__study_task__study_id=crowd.study_id)
+    if not CrowdWorker.objects.filter(pk=worker.pk, status=CrowdWorker.Status.ACTIVE).exists():
+        return None  # their session ended while the pull waited for its turn (e.g. they left on the platform)
     current = mine.filter(status=OPEN).order_by("position", "pk").first()
     if current is not None:
         return current
@@ -95,7 +114,7 @@ def crowd_item_next(*, worker: CrowdWorker) -> Assignment | None:
     if real >= crowd.max_items_per_worker:
         return None
     taken = mine.exclude(status=RECLAIMED).count()
-    item = _real_item(crowd, mine)
+    item = _real_item(crowd, mine, candidates)
     if item is None:
         return None  # no real work left: no more checks either
     if check_due(crowd.check_rate, taken):

@@ -4,7 +4,6 @@ training, annotation, end) and how their session ends (completed, screened out, 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.services import role_group
@@ -29,13 +29,12 @@ from crowd.models import (
     CrowdWorker,
     TrainingItem,
 )
+from protocols.platform_status import WORKER_ID
 from protocols.tasks import EXPECTATIONS
+from studies.models import Assignment
 from studies.services.participation import participation_exclude, participation_get_or_create
 from studies.services.studies import study_annotator_remove
 
-# A platform id: letters, digits, - and _ (Prolific: 24 hexadecimal characters; MTurk: upper-case letters and
-# digits); anything else (spaces, NUL, markup, 101 characters) is refused before anything is written.
-WORKER_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 MAX_ANSWER_CHARS = 2000
 SURVEYS = (PRE_SURVEY, POST_SURVEY)
 
@@ -319,17 +318,29 @@ def crowd_training_answer(*, worker: CrowdWorker, item_id: Any, answer: Any) -> 
     )
 
 
+def assignments_reclaim(assignments: QuerySet[Assignment]) -> int:
+    """Open items go back to the pool, kept as reclaimed (who held them and for how long stays on record)."""
+    return assignments.filter(status=Assignment.Status.ASSIGNED).update(
+        status=Assignment.Status.RECLAIMED, updated_at=timezone.now()
+    )
+
+
+ENDINGS = (CrowdWorker.Status.SCREENED_OUT, CrowdWorker.Status.BLOCKED, CrowdWorker.Status.LEFT)
+
+
 @transaction.atomic
 def crowd_worker_end(*, worker: CrowdWorker, status: str, reason: str) -> CrowdWorker:
-    """End the worker's session: screened out (training) or blocked (checks). A blocked worker is excluded
-    from the study's analyses and exports (reversibly, studies.services.participation) and leaves the
-    study's annotators: their open items go back to the pool, their submitted work stays."""
-    if status not in (CrowdWorker.Status.SCREENED_OUT, CrowdWorker.Status.BLOCKED):
-        raise ValueError(f"status: screened_out or blocked, got {status!r}")
+    """End the worker's session: screened out (training), blocked (checks) or left (the platform says they
+    returned the study, timed out or were rejected). The worker leaves the study's annotators: their open
+    items go back to the pool, their submitted work stays. A blocked worker is also excluded from the study's
+    analyses and exports (reversibly, studies.services.participation)."""
+    if status not in ENDINGS:
+        raise ValueError(f"status: one of {', '.join(ENDINGS)}, got {status!r}")
     worker = _locked(worker)
     if worker.status != CrowdWorker.Status.ACTIVE:
         return worker
     study = worker.crowd_study.study
+    assignments_reclaim(Assignment.objects.filter(annotator_id=worker.user_id, item__study_task__study=study))
     if status == CrowdWorker.Status.BLOCKED:
         participation_exclude(study=study, annotator=worker.user, reason=f"crowd checks: {reason}", by=None)
     if study.annotators.filter(pk=worker.user_id).exists():
@@ -344,6 +355,8 @@ def crowd_end_code(*, worker: CrowdWorker) -> tuple[str, str]:
     """The code the worker's end page shows and the address it sends them to ('' for none); only once the
     session has ended (a completion page asked for before finishing shows no code)."""
     crowd = worker.crowd_study
+    if worker.status == CrowdWorker.Status.LEFT:
+        return "", ""  # the platform has closed the study for them: no code to enter anywhere
     kinds: dict[str, str] = {  # keyed by the status's value (the field holds a str)
         CrowdWorker.Status.COMPLETED: "completion",
         CrowdWorker.Status.SCREENED_OUT: "screenout",

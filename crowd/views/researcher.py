@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from common.exports import EXPORT_FORMATS
 from common.roles import signed_in_user
-from common.validation import errors_by_field
+from common.validation import errors_by_field, printable
 from common.views import export_response, researcher_required
 from crowd.forms import CrowdSettingsForm
 from crowd.models import CrowdStudy, CrowdWorker
@@ -21,6 +24,7 @@ from crowd.selectors.crowd import (
     crowd_study_of,
     crowd_worker_counts,
 )
+from crowd.services.platform import PLATFORM_FILE_MAX_BYTES, PlatformReport, crowd_platform_file_apply
 from crowd.services.studies import (
     CrowdSpec,
     crowd_study_create,
@@ -28,6 +32,7 @@ from crowd.services.studies import (
     crowd_study_make_public,
     public_study_message,
 )
+from protocols.platform_status import PlatformFileError
 from studies.forms import DatasetChoiceForm, StudyCreateForm
 from studies.selectors.selection import selection_options
 from studies.views.studies import chosen_dataset, visible_study
@@ -82,7 +87,10 @@ def crowd_study_new(request: HttpRequest) -> HttpResponse:
 @researcher_required
 @require_GET
 def crowd_study(request: HttpRequest, study_id: int) -> HttpResponse:
-    crowd = _crowd_of(request, study_id)
+    return _crowd_page(request, _crowd_of(request, study_id))
+
+
+def _crowd_page(request: HttpRequest, crowd: CrowdStudy, platform_error: str = "") -> HttpResponse:
     counts = crowd_worker_counts(crowd=crowd)
     statuses = [(CrowdWorker.Status(status).label, status, n) for status, n in counts.items()]
     context = {
@@ -92,8 +100,10 @@ def crowd_study(request: HttpRequest, study_id: int) -> HttpResponse:
         "statuses": statuses,
         "downloads": CROWD_DOWNLOADS,
         "export_formats": sorted(EXPORT_FORMATS),
+        "max_mib": PLATFORM_FILE_MAX_BYTES // 1024 // 1024,
+        "platform_error": platform_error,
     }
-    return render(request, "crowd/study.html", context)
+    return render(request, "crowd/study.html", context, status=400 if platform_error else 200)
 
 
 def _back(request: HttpRequest, study_id: int) -> HttpResponse:
@@ -146,3 +156,28 @@ def crowd_export_response(*, crowd: CrowdStudy, name: str, format_name: str) -> 
 @require_GET
 def crowd_export(request: HttpRequest, study_id: int, name: str, format_name: str) -> StreamingHttpResponse:
     return crowd_export_response(crowd=_crowd_of(request, study_id), name=name, format_name=format_name)
+
+
+def platform_upload_apply(crowd: CrowdStudy, upload: UploadedFile[Any] | None, skip_unknown: bool) -> PlatformReport:
+    """The platform's export uploaded on the page or to the API, applied (PlatformFileError names the file,
+    line and field; a file over the limit is refused before it is read whole)."""
+    if upload is None:
+        raise PlatformFileError("file", "choose the platform's export (a CSV file)")
+    source = printable(upload.name or "upload")[:100]
+    data = upload.read(PLATFORM_FILE_MAX_BYTES + 1)
+    return crowd_platform_file_apply(crowd=crowd, data=data, source=source, skip_unknown=skip_unknown)
+
+
+@researcher_required
+@require_POST
+def crowd_platform_status(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Upload the platform's export: workers who left on the platform give their open items back."""
+    crowd = _crowd_of(request, study_id)
+    try:
+        report = platform_upload_apply(
+            crowd, request.FILES.get("file"), skip_unknown=request.POST.get("skip_unknown") == "yes"
+        )
+    except PlatformFileError as exc:
+        return _crowd_page(request, crowd, platform_error=str(exc))  # nothing changed: the page says why
+    messages.success(request, report.summary)
+    return redirect("crowd_study", study_id=crowd.study_id)

@@ -22,6 +22,7 @@ from common.aggregates import Median
 from common.exports import FORMULA_TRIGGERS, csv_plain
 from crowd.models import CrowdItemRecord, CrowdWorker
 from protocols.payments import Payment, PaymentRules, WorkerWork, cost, payments
+from protocols.platform_status import STATUS_NAMES
 from protocols.tasks import get_task
 from protocols.timing import FAST, ItemWork, TimeRules, item_flags
 from stats.crowd_quality import COMPETENCE, MAJORITY, MAX_REQUEST_JUDGEMENTS, CrowdJudgement, labels_aggregate
@@ -109,6 +110,11 @@ class WorkerRow:
     pasted_items: int | None  # None: paste events are not stored
     last_active: datetime | None
     payment: Payment | None = None
+    platform_status: str = ""  # what the crowd platform last said (protocols.platform_status; "": nothing)
+
+    @property
+    def platform_status_name(self) -> str:
+        return STATUS_NAMES.get(self.platform_status, self.platform_status)
 
     @property
     def check_pass_rate(self) -> float | None:
@@ -375,6 +381,7 @@ def study_quality(
                 pasted_items=checks[row.user_id].pasted if row.user_id in checks else None,
                 last_active=last_active.get(row.user_id),
                 payment=payment,
+                platform_status=standing[row.user_id].platform_status if row.user_id in standing else "",
             )
         )
     workers.sort(key=lambda w: (w.competence is None, w.competence or 0.0, w.username))

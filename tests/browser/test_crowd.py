@@ -317,3 +317,32 @@ def test_a_researcher_makes_an_existing_study_public_from_its_page_and_private_a
     page.wait_for_selector("text=The link takes new workers.")
     crowd.refresh_from_db()
     assert crowd.public and CrowdStudy.objects.filter(study=study).count() == 1
+
+
+def test_it_closes_the_study_for_a_worker_who_returned_it_once_the_researcher_uploads_the_export(
+    live_server: Any, browser: Any, page: Any, small_dataset: Dataset, rita: AbstractUser, tmp_path: Any
+) -> None:
+    from tests.browser.conftest import open_as
+    from tests.protocols.test_platform_status import prolific
+
+    crowd = public_study(small_dataset, rita, live_server.url, phases=["annotation", "end"], check_rate=0)
+    worker_context = browser.new_context()
+    worker = worker_context.new_page()
+    open_link(worker, live_server.url, crowd)
+    held = current_assignment(worker)
+    export = tmp_path / "prolific_export.csv"
+    export.write_bytes(prolific((PID, "RETURNED")))
+    open_as(page, live_server.url, rita, f"/studies/{crowd.study_id}/crowd/")
+    assert serious_violations(page) == []
+    page.locator("#platform-file").set_input_files(str(export))
+    page.locator("#platform-status-upload").click()
+    page.wait_for_selector("text=1 session(s) ended, 1 open item(s) back in the pool")
+    assert page.locator("#worker-counts tr[data-status=left] td").nth(1).inner_text() == "1"
+    assert Assignment.objects.get(pk=held.pk).status == "reclaimed"
+    worker.reload()
+    worker.wait_for_selector("text=This study is closed for you")
+    assert worker.locator("#end").get_attribute("data-status") == "left"
+    assert serious_violations(worker) == []
+    page.goto(f"{live_server.url}/studies/{crowd.study_id}/quality/")
+    assert "On the platform: Returned (unpaid)" in page.locator(".platform-status").inner_text()
+    worker_context.close()

@@ -16,6 +16,7 @@ import pytest
 from django.contrib.auth.models import AbstractUser
 from django.db.models import RestrictedError
 from django.urls import reverse
+from django.utils import timezone
 
 from bundles.format import MANIFEST, MEMBERS
 from bundles.services.bundle_export import study_bundle_export
@@ -94,6 +95,9 @@ def full_study(scored_dataset: Dataset, rita: AbstractUser, settings: Any) -> St
     Study.objects.filter(pk=study.pk).update(condition_design=Study.ConditionDesign.WITHIN)
     Participation.objects.filter(study=study, annotator=ann).update(condition=shown)
     Participation.objects.filter(study=study, annotator=ben).update(condition=hidden)
+    Participation.objects.filter(study=study, annotator=cat).update(
+        platform_status="returned", platform_status_at=timezone.now()
+    )
     for number, assignment in enumerate(Assignment.objects.filter(item__study_task__study=study).order_by("pk")):
         Assignment.objects.filter(pk=assignment.pk).update(condition=(shown, hidden)[number % 2])
     with chat_server(lambda body: Reply(VALID)) as server:
@@ -187,6 +191,8 @@ def decisions(study: Study, names: dict[str, str]) -> dict[str, Any]:
                 row.review,
                 str(row.bonus),
                 row.condition.name if row.condition else None,
+                row.platform_status,
+                str(row.platform_status_at),
             )
             for row in Participation.objects.filter(study=study).select_related("annotator", "excluded_by", "condition")
         ),

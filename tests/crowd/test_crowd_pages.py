@@ -114,7 +114,7 @@ def test_it_ends_a_blocked_workers_session_with_the_failure_code(client: Client,
     assert api.status_code == 403
     answer = client.get(f"/crowd/{crowd.key}/next/", follow=True)
     assert b"FAIL0000" in answer.content and b"did not pass the study" in answer.content
-    assert not Assignment.objects.filter(annotator=worker.user).exists()
+    assert Assignment.objects.get(annotator=worker.user).status == "reclaimed"  # back in the pool, kept on record
 
 
 def test_it_grades_a_check_on_its_labels_whatever_else_is_posted(client: Client, crowd: CrowdStudy) -> None:

@@ -234,7 +234,7 @@ def test_it_warns_then_blocks_a_worker_who_fails_checks_and_freezes_the_outcome(
     participation = worker.participation
     participation.refresh_from_db()
     assert participation.excluded and "attention" in participation.excluded_reason
-    assert not Assignment.objects.filter(pk=open_item.pk).exists()  # back to the pool
+    assert Assignment.objects.get(pk=open_item.pk).status == "reclaimed"  # back to the pool, kept on record
     assert Assignment.objects.filter(annotator=worker.user, status="submitted").count() == 4  # kept
     assert crowd_end_code(worker=worker)[0] == "FAIL0000"
     with pytest.raises(PermissionDenied):
