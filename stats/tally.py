@@ -178,3 +178,22 @@ def tally_fleiss_kappa(tally: LabelTally) -> FleissKappa:
         chance_agreement=chance,
         category_proportions=proportions,
     )
+
+
+def tally_json_add(data: dict[str, Any], part: LabelTally, *, sign: int = 1) -> None:
+    """Add (`sign` 1) or take away (-1) `part` in place to a tally in its JSON form (LabelTally.as_json), the
+    same as tally_sum: only `part`'s keys are touched, so a submission costs what its item holds, not what
+    its task holds (hundreds of annotators)."""
+    _add(data["units"], {str(n): count for n, count in part.units.items()}, sign)
+    _add(data["squares"], {str(n): total for n, total in part.squares.items()}, sign)
+    for n, per_label in part.votes.items():
+        votes = data["votes"].setdefault(str(n), {})
+        _add(votes, per_label, sign)
+        if not votes:
+            del data["votes"][str(n)]
+    for annotator, counts in part.outcomes.items():
+        pooled = data["outcomes"].setdefault(annotator, [0, 0, 0, 0])
+        for outcome, count in enumerate(counts):
+            pooled[outcome] += sign * count
+        if not any(pooled):
+            del data["outcomes"][annotator]

@@ -48,8 +48,8 @@ from stats.spans import HighlightSummary, Span, highlighter_scores, summary_labe
 from stats.tally import LabelTally, coded_tally, tally_fleiss_kappa
 from studies.models import AgreementTally, Assignment, FinalLabel, Judgement, Study, StudyItem, StudyTask
 from studies.selectors.access import studies_readable
-from studies.selectors.participation import ACCEPTED, counted
-from studies.selectors.studies import TaskProgress
+from studies.selectors.participation import ACCEPTED, JUDGEMENT_SETS, counted, excluded_annotator_ids
+from studies.selectors.studies import TaskProgress, study_task_progress
 from studies.selectors.tallies import (
     DONT_KNOW_AS_INCORRECT,
     MIN_OTHER_RATERS,
@@ -1062,3 +1062,22 @@ def study_agreement_cached(
         )
         cache.set(key, agreement, STUDY_AGREEMENT_CACHE_SECONDS)
     return cast(StudyAgreement, agreement)
+
+
+def study_tallies_refresh(*, study: Study) -> int:
+    """Bring every variant (don't know as incorrect or not, accepted or all work) of the stored tallies of the
+    study's label tasks up to date (study_tallies), so that the page's first view reads no label: after a
+    deployment, an import or an exclusion. Returns the number of label tasks."""
+    study_tasks = list(study.tasks.all())
+    progress = study_task_progress(study=study, study_tasks=study_tasks)
+    excluded = list(excluded_annotator_ids(study=study))
+    for dont_know_as_incorrect in (False, True):
+        for judgements in JUDGEMENT_SETS:
+            study_tallies(
+                study_tasks=study_tasks,
+                progress=progress,
+                dont_know_as_incorrect=dont_know_as_incorrect,
+                judgements=judgements,
+                excluded=excluded,
+            )
+    return sum(tallied_task(task.task) for task in study_tasks)

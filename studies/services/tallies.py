@@ -25,7 +25,7 @@ from django.db import connection
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
-from stats.tally import LabelTally, tally_sum, units_tally
+from stats.tally import LabelTally, tally_json_add, units_tally
 from studies.models import AgreementTally, Assignment, Judgement, Participation, StudyTask
 from studies.selectors.participation import ACCEPTED
 from studies.selectors.tallies import (
@@ -148,7 +148,7 @@ def agreement_tally_submitted(*, assignment: Assignment, previous: Mapping[int, 
         if not checked:
             after = units_tally(_units(others + own, variant), min_others=MIN_OTHER_RATERS)
             before = units_tally(_units(before_rows, variant), min_others=MIN_OTHER_RATERS)
-            tally = tally_sum(tally_sum(LabelTally.from_json(entry["tally"]), after), before, sign=-1)
-            entry["tally"] = tally.as_json()
+            tally_json_add(entry["tally"], after)
+            tally_json_add(entry["tally"], before, sign=-1)
         entry["state"] = _state_after(entry["state"], assignment, previous is not None)
     AgreementTally.objects.filter(pk=row_id).update(variants=variants)

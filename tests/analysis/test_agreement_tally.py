@@ -185,3 +185,30 @@ def test_it_never_stores_a_tally_that_misses_a_submission_made_while_it_was_buil
     agreement, rebuilt = shown(study, False, ACCEPTED)
     assert rebuilt and agreement == full(study, False, ACCEPTED)
     assert AgreementTally.objects.get(study_task=study_task).variants.keys() == {"0:accepted"}
+
+
+def test_it_builds_the_tallies_by_command_so_that_the_first_view_reads_no_label(
+    three_task_study: Study, alice: AbstractUser, bob: AbstractUser
+) -> None:
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    study = three_task_study
+    for annotator in (alice, bob):
+        for assignment in Assignment.objects.filter(item__study_task__study=study, annotator=annotator)[:6]:
+            labels = random_labels(random.Random(assignment.pk), assignment)
+            if get_task(assignment.item.study_task.task).spans:
+                continue
+            assignment_submit(assignment=assignment, user=annotator, labels=labels)
+    participation_exclude(study=study, annotator=bob, reason="spam", by=None)
+    out = io.StringIO()
+    call_command("agreement_tallies", "--study", str(study.pk), stdout=out)
+    assert f"study {study.pk} (Tallied): 3 label task(s) up to date" in out.getvalue()
+    for tally in AgreementTally.objects.filter(study_task__study=study):
+        assert tally.variants.keys() == {"0:accepted", "0:all", "1:accepted", "1:all"}
+    for variant in VARIANTS:
+        agreement, rebuilt = shown(study, *variant)
+        assert not rebuilt and agreement == full(study, *variant)
+    with pytest.raises(CommandError, match="no study with id 999999"):
+        call_command("agreement_tallies", "--study", "999999", stdout=out)

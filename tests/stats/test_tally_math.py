@@ -7,7 +7,7 @@ import random
 import pytest
 
 from stats.agreement import coded_annotator_outcomes, coded_fleiss_kappa, fleiss_kappa
-from stats.tally import LabelTally, coded_tally, tally_fleiss_kappa, tally_sum, units_tally
+from stats.tally import LabelTally, coded_tally, tally_fleiss_kappa, tally_json_add, tally_sum, units_tally
 from tests.stats.test_agreement_math import coded
 
 LABELS = ("correct", "incorrect", "dont_know")
@@ -63,7 +63,13 @@ def test_it_keeps_a_tally_equal_to_the_full_one_through_random_changes(seed: int
         else:
             for unit in items[item]:
                 unit[annotator] = rng.choice(LABELS)
-        kept = tally_sum(tally_sum(kept, units_tally(items[item], min_others=2)), before, sign=-1)
+        after = units_tally(items[item], min_others=2)
+        kept_json = kept.as_json()
+        kept = tally_sum(tally_sum(kept, after), before, sign=-1)
+        # The same change made in place on the stored form (what a submission does).
+        tally_json_add(kept_json, after)
+        tally_json_add(kept_json, before, sign=-1)
+        assert LabelTally.from_json(kept_json) == kept
         every_unit = {
             (item_id, index): unit for item_id, units in items.items() for index, unit in enumerate(units) if unit
         }
