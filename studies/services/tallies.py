@@ -26,7 +26,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from stats.tally import LabelTally, tally_json_add, units_tally
-from studies.models import AgreementTally, Assignment, Judgement, Participation, StudyTask
+from studies.models import AgreementTally, Assignment, Judgement, Participation, Study, StudyTask
 from studies.selectors.participation import ACCEPTED
 from studies.selectors.tallies import (
     MIN_OTHER_RATERS,
@@ -152,3 +152,13 @@ def agreement_tally_submitted(*, assignment: Assignment, previous: Mapping[int, 
             tally_json_add(entry["tally"], before, sign=-1)
         entry["state"] = _state_after(entry["state"], assignment, previous is not None)
     AgreementTally.objects.filter(pk=row_id).update(variants=variants)
+
+
+def agreement_tallies_exclusions_changed(*, study: Study) -> None:
+    """Drop the accepted-work variants of the study's tallies when an annotator is excluded or reinstated (in
+    that transaction, last): submissions in the meantime change a variant with the new standing, and one
+    built with the old, should the exclusion be undone, would otherwise match again."""
+    for row in AgreementTally.objects.select_for_update().filter(study_task__study=study):
+        row.variants = {key: entry for key, entry in row.variants.items() if variant_judgements(key) != ACCEPTED}
+        row.version += 1
+        row.save(update_fields=["variants", "version"])
