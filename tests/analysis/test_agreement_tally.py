@@ -75,9 +75,12 @@ def three_task_study(
     return study
 
 
-def random_labels(rng: random.Random, assignment: Assignment) -> dict[int, str]:
+def random_work(rng: random.Random, assignment: Assignment) -> dict[str, Any]:
+    """A complete submission: a random label per unit, and a note per unit where the task asks for one."""
     task = get_task(assignment.item.study_task.task)
-    return {unit.index: rng.choice(task.choices).value for unit in units_of(assignment)}
+    units = units_of(assignment)
+    labels = {unit.index: rng.choice(task.choices).value for unit in units}
+    return {"labels": labels, "notes": {unit.index: "why" for unit in units} if task.note_required else {}}
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -105,7 +108,7 @@ def test_it_keeps_every_figure_equal_to_the_full_computation_through_random_work
             if assignment is None:
                 continue
             try:
-                assignment_submit(assignment=assignment, user=annotator, labels=random_labels(rng, assignment))
+                assignment_submit(assignment=assignment, user=annotator, **random_work(rng, assignment))
             except (ValidationError, PermissionDenied):  # no longer theirs (excluded, taken back)
                 continue
         elif action == "skip":
@@ -222,10 +225,11 @@ def test_it_builds_the_tallies_by_command_so_that_the_first_view_reads_no_label(
     study = three_task_study
     for annotator in (alice, bob):
         for assignment in Assignment.objects.filter(item__study_task__study=study, annotator=annotator)[:6]:
-            labels = random_labels(random.Random(assignment.pk), assignment)
             if get_task(assignment.item.study_task.task).spans:
                 continue
-            assignment_submit(assignment=assignment, user=annotator, labels=labels)
+            assignment_submit(
+                assignment=assignment, user=annotator, **random_work(random.Random(assignment.pk), assignment)
+            )
     participation_exclude(study=study, annotator=bob, reason="spam", by=None)
     out = io.StringIO()
     call_command("agreement_tallies", "--study", str(study.pk), stdout=out)
