@@ -378,10 +378,41 @@ def build(args: argparse.Namespace) -> None:
 # --- page timings ---------------------------------------------------------------------------------------
 
 
-def pages() -> list[tuple[str, Any, str, bool]]:
-    """(name, user, address, cold) of every measured page; `cold` pages are requested with an empty cache
-    (the study page keeps its agreement figures in the cache until the study's submitted work changes: cold
-    is the first view after a submission)."""
+COLD = "cold"  # with an empty cache
+AFTER_SUBMISSION = "after a submission"  # an item of the study submitted again (other labels) before each view
+NO_TALLY = "no tally"  # with an empty cache and no stored agreement tally: the figures read from every label
+
+
+def before_request(prepare: str | bool, url: str) -> None:
+    """What happens before each timed request of a page (`pages()`). The study page keeps its agreement
+    figures in the cache until the study's submitted work changes and each label task's agreement tally
+    (studies.models.AgreementTally) up to date on every submission: COLD is a view that finds its figures
+    in no cache, AFTER_SUBMISSION the first view after a real submission, NO_TALLY the first view ever (or
+    after an import, an exclusion: whatever changes submitted work outside a submission)."""
+    from django.core.cache import cache
+    from django.urls import resolve
+
+    from studies.models import AgreementTally, Assignment
+    from studies.selectors.assignments import item_units
+    from studies.services.studies import assignment_submit
+
+    if not prepare:
+        return
+    if prepare == AFTER_SUBMISSION:
+        study_id = resolve(url.split("?")[0]).kwargs["study_id"]
+        done = Assignment.objects.filter(item__study_task__study_id=study_id, status=Assignment.Status.SUBMITTED)
+        assignment = done.select_related("item__study_task", "item__summary", "annotator").order_by("?").first()
+        label = random.choice(("correct", "incorrect", "dont_know"))
+        labels = {u.index: label for u in item_units(assignment.item)}
+        assignment_submit(assignment=assignment, user=assignment.annotator, labels=labels)
+        return
+    cache.clear()  # COLD, NO_TALLY, and True from an older checkout's pages()
+    if prepare == NO_TALLY:
+        AgreementTally.objects.all().delete()
+
+
+def pages() -> list[tuple[str, Any, str, str]]:
+    """(name, user, address, what to do before each request: before_request) of every measured page."""
     from django.contrib.auth import get_user_model
     from django.urls import reverse
 
@@ -392,10 +423,10 @@ def pages() -> list[tuple[str, Any, str, bool]]:
     researcher = get_user_model().objects.get(username="bench-researcher")
     main = Study.objects.get(name=MAIN_STUDY)
     tasks_study = Study.objects.get(name=TASKS_STUDY)
-    result: list[tuple[str, Any, str, bool]] = [("annotator dashboard", annotator, reverse("dashboard"), False)]
+    result: list[tuple[str, Any, str, str]] = [("annotator dashboard", annotator, reverse("dashboard"), "")]
     # Grouped by study and task; the filter shows one study's items whose document matches a text.
     filtered = f"{reverse('dashboard')}?study={main.pk}&task=bertscore&q=d0001"
-    result.append(("annotator dashboard, filtered", annotator, filtered, False))
+    result.append(("annotator dashboard, filtered", annotator, filtered, ""))
     for task in STUDY_TASKS:
         item = (
             Assignment.objects.filter(
@@ -404,25 +435,27 @@ def pages() -> list[tuple[str, Any, str, bool]]:
             .order_by("position")
             .first()
         )
-        result.append((f"task view: {task}", annotator, reverse("annotate", args=[item.pk]), False))
+        result.append((f"task view: {task}", annotator, reverse("annotate", args=[item.pk]), ""))
     done = Assignment.objects.filter(annotator=annotator, item__study_task__study=main).first()
     main_page = reverse("study_detail", args=[main.pk])
     tasks_page = reverse("study_detail", args=[tasks_study.pk])
     result += [
-        ("task view: bertscore (a submitted item)", annotator, reverse("annotate", args=[done.pk]), False),
-        ("researcher: studies list", researcher, reverse("studies"), False),
-        ("researcher: study page, 300k judgements", researcher, main_page, False),
-        ("researcher: study page, 300k judgements, cold", researcher, main_page, True),
-        ("researcher: study page, every task", researcher, tasks_page, False),
-        ("researcher: study page, every task, cold", researcher, tasks_page, True),
-        ("researcher: new study form", researcher, reverse("study_new") + f"?dataset={main.dataset_id}", False),
+        ("task view: bertscore (a submitted item)", annotator, reverse("annotate", args=[done.pk]), ""),
+        ("researcher: studies list", researcher, reverse("studies"), ""),
+        ("researcher: study page, 300k judgements", researcher, main_page, ""),
+        ("researcher: study page, 300k judgements, cold", researcher, main_page, COLD),
+        ("researcher: study page, 300k, after a submission", researcher, main_page, AFTER_SUBMISSION),
+        ("researcher: study page, 300k, no tally", researcher, main_page, NO_TALLY),
+        ("researcher: study page, every task", researcher, tasks_page, ""),
+        ("researcher: study page, every task, cold", researcher, tasks_page, COLD),
+        ("researcher: study page, every task, no tally", researcher, tasks_page, NO_TALLY),
+        ("researcher: new study form", researcher, reverse("study_new") + f"?dataset={main.dataset_id}", ""),
     ]
     return result
 
 
 def measure_pages(repeat: int) -> list[tuple[str, float, float, int]]:
     from django.contrib.auth import get_user_model
-    from django.core.cache import cache
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -436,14 +469,13 @@ def measure_pages(repeat: int) -> list[tuple[str, float, float, int]]:
         f"{Judgement.objects.count()} judgements"
     )
     results = []
-    for name, user, url, cold in pages():
+    for name, user, url, prepare in pages():
         client = Client(HTTP_HOST="127.0.0.1")
         client.force_login(user)
         assert client.get(url).status_code == 200, url  # warm-up
         times = []
         for _ in range(repeat):
-            if cold:
-                cache.clear()
+            before_request(prepare, url)
             with CaptureQueriesContext(connection) as queries:
                 started = time.perf_counter()
                 response = client.get(url)

@@ -10,7 +10,8 @@ list and both study pages) in the database it built (BENCH_DATABASE_URL, the sam
 the same deployment settings, and prints per page the median CPU time of a request: this process's
 (Python, templates) plus that of its PostgreSQL backend (read from /proc/<pid>/stat, so PostgreSQL must run
 on this machine; the kernel counts it in ticks of 10 ms), next to the wall time and the load average.
-"cold" pages are requested with an empty cache. Run it alternately from two checkouts to compare code on
+Before each request of a study page it does what `annotation.py` does (`before_request`: an empty cache, a
+submission, no stored agreement tally). Run it alternately from two checkouts to compare code on
 the same data under the same load.
 """
 
@@ -67,7 +68,7 @@ def main() -> None:
                 )
             ),
         ]
-    for name, user, path, cold in pages:
+    for name, user, path, prepare in pages:
         if args.pages not in name:
             continue
         client = Client(HTTP_HOST="127.0.0.1")
@@ -78,7 +79,9 @@ def main() -> None:
             pid = cursor.fetchone()[0]
         cpu, wall = [], []
         for _ in range(args.repeat):
-            if cold:
+            if hasattr(bench, "before_request"):
+                bench.before_request(prepare, path)
+            elif prepare:  # an older checkout: its cold pages are requested with an empty cache
                 cache.clear()
             backend, process, started = backend_cpu(pid), time.process_time(), time.perf_counter()
             with CaptureQueriesContext(connection) as queries:

@@ -395,3 +395,22 @@ class FinalLabel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} #{self.unit_index}: {self.label or self.status}"
+
+
+class AgreementTally(models.Model):
+    """The sums behind a label task's agreement on the study page (stats.tally.LabelTally), so that its first
+    view after a submission reads a row instead of every judgement of the task.
+
+    `variants` maps "<don't know as incorrect: 0 or 1>:<judgement set>" to the tally, the state of the
+    task's submitted work it stands for and, for accepted work, the excluded annotators it left out (see
+    studies.services.tallies). assignment_submit adds each submission's change in its own transaction; the
+    page rebuilds a variant from every label when its state is not the task's. `version` rises with every
+    write, so a rebuild that read the labels before a submission committed never overwrites that submission.
+    """
+
+    study_task = models.OneToOneField(StudyTask, on_delete=models.CASCADE, related_name="agreement_tally")
+    version = models.PositiveBigIntegerField(default=0)
+    variants = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"agreement tally of {self.study_task} (version {self.version})"

@@ -31,9 +31,12 @@ def queries(fetch: Callable[[], object]) -> int:
 
 # The annotation view's saves, through the API under the session: the session and the user, then the save.
 # Submission: ownership, the locked row with membership, units, the upsert, deletions, the row; 9 since the
-# page no longer asks the server for the next item (it goes to annotate_next).
+# page no longer asks the server for the next item (it goes to annotate_next); then the task's agreement tally
+# (studies.services.tallies): its row locked (created if missing), and once the study page stored a tally in
+# it, the item's labels and the row written.
 DRAFT_QUERIES = 3
-SUBMIT_QUERIES = 9
+SUBMIT_QUERIES = 10
+SUBMIT_TALLIED_QUERIES = SUBMIT_QUERIES + 2
 SKIP_QUERIES = 15
 EXAMPLE_SUBMIT_QUERIES = 7
 EXAMPLE_PAGE_QUERIES = 5
@@ -78,12 +81,15 @@ def test_it_keeps_the_annotation_view_query_count_flat(bertscore_study: Study, a
 # The studies list: the session, the user, the role check, the studies, then per list (not per study) the
 # items done, then the annotators active in the last hour with the median time per item.
 STUDIES_LIST_QUERIES = 6
-# The study page: its tasks' labels once each (for Fleiss' kappa and the agreement with the others), progress
-# per task and per annotator (with each annotator's median time per item), and the "cannot judge" summary
-# (its counts and its list in one query), the LLM judges' runs (their failures only when there are runs) and
-# how many annotators are excluded (the accepted-work notice), its public link (crowd settings) if any, its
-# adjudicators and the accounts that could be named one.
+# The study page: its label tasks' stored agreement tallies (for Fleiss' kappa and the agreement with the
+# others; one query for all tasks), progress per task and per annotator (with each annotator's median time per
+# item), and the "cannot judge" summary (its counts and its list in one query), the LLM judges' runs (their
+# failures only when there are runs), how many annotators are excluded (the accepted-work notice), its public
+# link (crowd settings) if any, its adjudicators and the accounts that could be named one.
 STUDY_PAGE_QUERIES = 17
+# The first view of a figure (no tally stored, or one that no longer stands for the submitted work): each label
+# task's labels read once and its tally stored.
+STUDY_PAGE_REBUILD_QUERIES = STUDY_PAGE_QUERIES + 2
 # The same page while the study's submitted work is unchanged: the agreement figures come from the cache
 # (keyed by each task's submitted count, newest id and latest change, and the excluded annotators), so the
 # labels are not read.
@@ -95,7 +101,7 @@ def test_it_keeps_the_study_pages_query_count_flat(
 ) -> None:
     client = client_for(rita)
     detail = reverse("study_detail", args=[bertscore_study.pk])
-    assert queries(lambda: client.get(detail)) == STUDY_PAGE_QUERIES
+    assert queries(lambda: client.get(detail)) == STUDY_PAGE_REBUILD_QUERIES
     assert queries(lambda: client.get(reverse("studies"))) == STUDIES_LIST_QUERIES
     add_study(bertscore_study.dataset, [alice, bob, carol], rita)
     bertscore_study.annotators.add(carol)
@@ -115,7 +121,7 @@ def test_it_keeps_the_study_pages_query_count_flat(
     assert queries(lambda: client.get(reverse("studies"))) == STUDIES_LIST_QUERIES
 
 
-def test_it_reads_the_labels_again_only_after_the_submitted_work_changed(
+def test_it_reads_the_labels_only_for_a_figure_without_a_tally(
     bertscore_study: Study, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser
 ) -> None:
     client = client_for(rita)
@@ -128,26 +134,36 @@ def test_it_reads_the_labels_again_only_after_the_submitted_work_changed(
             labels = {u.index: label for u in units_of(assignment)}
             assignment_submit(assignment=assignment, user=assignment.annotator, labels=labels)
 
-    def shown() -> object:
-        return client.get(detail).context["tasks"][0]["agreement"]
+    def shown(url: str = detail) -> object:
+        return client.get(url).context["tasks"][0]["agreement"]
+
+    def full(dont_know_as_incorrect: bool = False) -> object:
+        return study_agreement(study_tasks=[study_task], dont_know_as_incorrect=dont_know_as_incorrect).tasks[
+            study_task.pk
+        ]
 
     submit(items[0], "correct")
-    assert queries(lambda: client.get(detail)) == STUDY_PAGE_QUERIES
+    assert queries(lambda: client.get(detail)) == STUDY_PAGE_REBUILD_QUERIES
     assert queries(lambda: client.get(detail)) == STUDY_PAGE_CACHED_QUERIES
     dont_know = f"{detail}?dont_know=incorrect"
-    assert queries(lambda: client.get(dont_know)) == STUDY_PAGE_QUERIES  # a figure of its own
+    assert queries(lambda: client.get(dont_know)) == STUDY_PAGE_REBUILD_QUERIES  # a figure of its own
     assert queries(lambda: client.get(dont_know)) == STUDY_PAGE_CACHED_QUERIES
     before = shown()
-    submit(items[1], "incorrect")  # a new complete item: more units, and a second label
+    # A new complete item (more units, a second label): each submission updates the stored tallies, so the next
+    # page computes afresh from them without reading a label, and shows what the full computation gives.
+    submit(items[1], "incorrect")
     assert queries(lambda: client.get(detail)) == STUDY_PAGE_QUERIES
     after = shown()
-    assert after.n_items > before.n_items and after == study_agreement(study_tasks=[study_task]).tasks[study_task.pk]
-    # Submitting the same item again with other labels changes no count and no id: still read afresh.
+    assert after.n_items > before.n_items and after == full()
+    assert queries(lambda: client.get(dont_know)) == STUDY_PAGE_QUERIES
+    assert shown(dont_know) == full(dont_know_as_incorrect=True)
+    # Submitting the same item again with other labels changes no count and no id: the tally takes the old
+    # labels away and adds the new ones.
     mine = Assignment.objects.get(item=items[1], annotator=alice)
     assignment_submit(assignment=mine, user=alice, labels={u.index: "correct" for u in units_of(mine)})
     assert queries(lambda: client.get(detail)) == STUDY_PAGE_QUERIES
     assert shown().observed_agreement < after.observed_agreement
-    assert shown() == study_agreement(study_tasks=[study_task]).tasks[study_task.pk]
+    assert shown() == full()
 
 
 def test_it_lists_one_study_and_five_with_the_same_number_of_queries(
@@ -230,6 +246,11 @@ def test_it_keeps_the_save_endpoints_and_the_examples_query_count_flat(
 
     for kind, count in (("api_assignment_draft", DRAFT_QUERIES), ("api_assignment_submit", SUBMIT_QUERIES)):
         assert queries(save(kind, small)) == queries(save(kind, large)) == count, kind
+    # Once the study page stored the task's agreement tally, each submission updates it; submitting again also
+    # reads the labels it replaces.
+    client_for(rita).get(reverse("study_detail", args=[task_study.pk]))
+    resubmit = SUBMIT_TALLIED_QUERIES + 1
+    assert queries(save("api_assignment_submit", small)) == queries(save("api_assignment_submit", large)) == resubmit
 
     study, study_task, spare = study_with_spare_summaries(task_study.dataset, alice, rita)
     item = Assignment.objects.filter(item__study_task=study_task, annotator=alice).first()

@@ -18,6 +18,7 @@ from django.core.cache import cache
 from django.db.models import Count, F, FilteredRelation, FloatField, Max, Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
+from django.utils import timezone
 
 from accounts.selectors import model_rater_accounts
 from corpus.models import Dataset, HumanScore, MetricScore, Summary
@@ -36,8 +37,6 @@ from stats.agreement import (
     annotator_agreement_rows,
     annotator_agreements,
     annotator_outcomes,
-    coded_annotator_outcomes,
-    coded_fleiss_kappa,
     fleiss_kappa,
     item_agreements,
     krippendorff_alpha,
@@ -57,14 +56,23 @@ from stats.spans import (
     summary_labels,
     word_labels,
 )
-from studies.models import Assignment, FinalLabel, Judgement, Study, StudyItem, StudyTask
+from stats.tally import LabelTally, coded_tally, tally_fleiss_kappa
+from studies.models import AgreementTally, Assignment, FinalLabel, Judgement, Study, StudyItem, StudyTask
 from studies.selectors.access import studies_readable
-from studies.selectors.participation import ACCEPTED, counted
-from studies.selectors.studies import TaskProgress
+from studies.selectors.participation import ACCEPTED, JUDGEMENT_SETS, counted, excluded_annotator_ids
+from studies.selectors.studies import TaskProgress, study_task_progress
+from studies.selectors.tallies import (
+    DONT_KNOW_AS_INCORRECT,
+    MIN_OTHER_RATERS,
+    TALLY_MAX_AGE,
+    tallied_task,
+    tally_current,
+    tally_variant,
+)
+from studies.services.tallies import agreement_tally_store
 
 COEFFICIENTS = ("fleiss", "krippendorff", "percent")
 SPAN_UNITS = ("word", "summary")
-DONT_KNOW_AS_INCORRECT = {"dont_know": "incorrect"}
 # Separates a computed metric from one of its score variants: "bertscore.f1" is scores["f1"].
 VARIANT_SEPARATOR = "."
 
@@ -1040,18 +1048,20 @@ class StudyAgreement:
     min_others: int
 
 
-# Fewer other raters than this and a unit's "majority of the others" is one person's label.
-MIN_OTHER_RATERS = 2
-
-
 def study_agreement(
-    *, study_tasks: Iterable[StudyTask], dont_know_as_incorrect: bool = False, judgements: str = ACCEPTED
+    *,
+    study_tasks: Iterable[StudyTask],
+    dont_know_as_incorrect: bool = False,
+    judgements: str = ACCEPTED,
+    tallies: Mapping[int, LabelTally] | None = None,
 ) -> StudyAgreement:
     """Over a study's tasks: Fleiss' kappa per task (thesis Table 5.1; footnote 4 maps don't know) and, per
     annotator, the share of their labels equal to the majority of the other annotators of the unit, on units
     with at least MIN_OTHER_RATERS other raters, over every task (span tasks per summary, as on the analysis
-    page; BUMP's edits, where agreement is undefined, left out). Each task's labels are fetched once; judged
-    units are read as arrays (coded_unit_labels: a study of 300,000 judgements has as many units x raters)."""
+    page; BUMP's edits, where agreement is undefined, left out). Label tasks are computed from their tally
+    (stats.tally: votes per unit size and each annotator's outcomes), from `tallies` (study task id -> tally)
+    where given, else from every label (coded_unit_labels: a study of 300,000 judgements has as many units x
+    raters); span tasks from their labels, each task's fetched once."""
     kappas: dict[int, FleissKappa] = {}
     outcomes = []
     for study_task in study_tasks:
@@ -1063,16 +1073,58 @@ def study_agreement(
             kappas[study_task.pk] = agreement_of(task, labels["word"], "fleiss")
             outcomes.append(annotator_outcomes(labels["summary"], others_only=True, min_others=MIN_OTHER_RATERS))
         else:
-            label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else None
-            coded = coded_unit_labels(study_task=study_task, label_map=label_map, judgements=judgements)
-            kappas[study_task.pk] = coded_fleiss_kappa(coded)
-            outcomes.append(coded_annotator_outcomes(coded, others_only=True, min_others=MIN_OTHER_RATERS))
+            tally = (tallies or {}).get(study_task.pk)
+            if tally is None:
+                tally = _task_tally(study_task, dont_know_as_incorrect, judgements)
+            kappas[study_task.pk] = tally_fleiss_kappa(tally)
+            outcomes.append(tally.outcomes)
     annotators = annotator_agreement_rows(add_outcomes(*outcomes), others_only=True, min_others=MIN_OTHER_RATERS)
     return StudyAgreement(kappas, {row.annotator: row for row in annotators}, MIN_OTHER_RATERS)
 
 
+def _task_tally(study_task: StudyTask, dont_know_as_incorrect: bool, judgements: str) -> LabelTally:
+    """A label task's tally from every label."""
+    label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else None
+    coded = coded_unit_labels(study_task=study_task, label_map=label_map, judgements=judgements)
+    return coded_tally(coded, min_others=MIN_OTHER_RATERS)
+
+
+def study_tallies(
+    *,
+    study_tasks: list[StudyTask],
+    progress: Mapping[int, TaskProgress],
+    dont_know_as_incorrect: bool = False,
+    judgements: str = ACCEPTED,
+    excluded: Iterable[int] = (),
+) -> dict[int, LabelTally]:
+    """The tally of each label task of the study, read from its stored row (studies.models.AgreementTally:
+    one query for all tasks) where it stands for the task's submitted work (`progress`' state, the excluded
+    annotators), else rebuilt from every label and stored (studies.services.tallies explains why a stored
+    tally never leaves out a submission)."""
+    excluded = sorted(excluded)
+    variant = tally_variant(dont_know_as_incorrect=dont_know_as_incorrect, judgements=judgements)
+    labelled = [task for task in study_tasks if tallied_task(task.task)]
+    rows = (
+        {row.study_task_id: row for row in AgreementTally.objects.filter(study_task__in=labelled)} if labelled else {}
+    )
+    now = timezone.now()
+    tallies = {}
+    for study_task in labelled:
+        state = progress[study_task.pk].submitted_state if study_task.pk in progress else ()
+        row = rows.get(study_task.pk)
+        entry = row.variants.get(variant) if row is not None else None
+        tally = tally_current(entry, state=state, excluded=excluded, judgements=judgements, now=now)
+        if tally is None:
+            tally = _task_tally(study_task, dont_know_as_incorrect, judgements)
+            agreement_tally_store(
+                study_task=study_task, seen=row, variant=variant, tally=tally, state=state, excluded=excluded
+            )
+        tallies[study_task.pk] = tally
+    return tallies
+
+
 # A bound on how long a change that bypasses the services (a judgement edited in the admin) goes unseen.
-STUDY_AGREEMENT_CACHE_SECONDS = 24 * 3600
+STUDY_AGREEMENT_CACHE_SECONDS = int(TALLY_MAX_AGE.total_seconds())
 
 
 def study_agreement_cached(
@@ -1087,9 +1139,11 @@ def study_agreement_cached(
     """study_agreement, kept in the cache under the state of each task's submitted work (`progress`, from
     studies.selectors.studies.study_task_progress: submitted count, newest id, latest change). Agreement
     reads only submitted work, and every submission, import or withdrawal changes that state, so a page
-    after a change computes afresh (it reads every judgement of the study: about a second at 300,000) and
-    every later one costs no query of its own. `excluded`: the ids of the study's excluded annotators
+    after a change computes afresh and every later one costs no query of its own. Computing afresh reads
+    the label tasks' stored tallies (study_tallies: a row per task, which each submission keeps up to date)
+    and the labels of span tasks only. `excluded`: the ids of the study's excluded annotators
     (studies.selectors.participation.excluded_annotator_ids), part of the key for accepted work."""
+    excluded = list(excluded)
     state = ";".join(
         f"{task.pk}:{task.task}:{progress[task.pk].submitted_state if task.pk in progress else ()}"
         for task in study_tasks
@@ -1098,12 +1152,40 @@ def study_agreement_cached(
         # Excluding or reinstating an annotator changes accepted work without touching any assignment.
         state += ";excluded:" + ",".join(str(pk) for pk in sorted(excluded))
     digest = hashlib.sha256(state.encode()).hexdigest()[:32]
-    key = f"study-agreement:2:{study.pk}:{int(dont_know_as_incorrect)}:{judgements}:{digest}"
-    agreement = cache.get_or_set(
-        key,
-        lambda: study_agreement(
-            study_tasks=study_tasks, dont_know_as_incorrect=dont_know_as_incorrect, judgements=judgements
-        ),
-        STUDY_AGREEMENT_CACHE_SECONDS,
-    )
+    key = f"study-agreement:3:{study.pk}:{int(dont_know_as_incorrect)}:{judgements}:{digest}"
+    agreement = cache.get(key)
+    if agreement is None:
+        tallies = study_tallies(
+            study_tasks=study_tasks,
+            progress=progress,
+            dont_know_as_incorrect=dont_know_as_incorrect,
+            judgements=judgements,
+            excluded=excluded,
+        )
+        agreement = study_agreement(
+            study_tasks=study_tasks,
+            dont_know_as_incorrect=dont_know_as_incorrect,
+            judgements=judgements,
+            tallies=tallies,
+        )
+        cache.set(key, agreement, STUDY_AGREEMENT_CACHE_SECONDS)
     return cast(StudyAgreement, agreement)
+
+
+def study_tallies_refresh(*, study: Study) -> int:
+    """Bring every variant (don't know as incorrect or not, accepted or all work) of the stored tallies of the
+    study's label tasks up to date (study_tallies), so that the page's first view reads no label: after a
+    deployment, an import or an exclusion. Returns the number of label tasks."""
+    study_tasks = list(study.tasks.all())
+    progress = study_task_progress(study=study, study_tasks=study_tasks)
+    excluded = list(excluded_annotator_ids(study=study))
+    for dont_know_as_incorrect in (False, True):
+        for judgements in JUDGEMENT_SETS:
+            study_tallies(
+                study_tasks=study_tasks,
+                progress=progress,
+                dont_know_as_incorrect=dont_know_as_incorrect,
+                judgements=judgements,
+                excluded=excluded,
+            )
+    return sum(tallied_task(task.task) for task in study_tasks)

@@ -18,7 +18,6 @@ from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 
 from analysis.selectors.analysis import (
-    DONT_KNOW_AS_INCORRECT,
     EDIT_AGREEMENT_UNDEFINED,
     FINAL_LABELS,
     MAJORITY_GOLD,
@@ -48,6 +47,7 @@ from stats.crowd_quality import METHODS as AGGREGATION_METHODS
 from stats.spans import ANY_SPAN, FAITHFUL, HALLUCINATED, NO_SPAN
 from studies.models import StudyItem, StudyTask
 from studies.selectors.participation import ACCEPTED
+from studies.selectors.tallies import DONT_KNOW_AS_INCORRECT
 
 BY_SYSTEM = "system"
 META_PREFIX = "meta."

@@ -17,7 +17,6 @@ from django.core.cache import cache
 from django.db.models import Count, Max
 
 from analysis.selectors.analysis import (
-    DONT_KNOW_AS_INCORRECT,
     final_unit_labels,
     submitted_assignments,
     submitted_judgements,
@@ -27,6 +26,7 @@ from stats.conditions import ConditionComparison, ConditionLabels, compare_condi
 from studies.models import FinalLabel, Study, StudyCondition, StudyTask
 from studies.selectors.participation import ACCEPTED
 from studies.selectors.studies import TaskProgress
+from studies.selectors.tallies import DONT_KNOW_AS_INCORRECT
 
 # The page's and the API's default: resamples for the bootstrap and permutations for the test, with a fixed seed.
 CONDITION_RESAMPLES = 1000

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from common.validation import InputError, money, printable, storable_text
 from studies.models import Assignment, Participation, Study
+from studies.services.tallies import agreement_tallies_exclusions_changed
 
 MAX_REASON_CHARS = 2000
 # The largest bonus one worker gets in one study; Participation.bonus holds up to 999,999.99.
@@ -60,6 +61,7 @@ def participation_exclude(*, study: Study, annotator: User, reason: str, by: Use
     Assignment.objects.filter(
         item__study_task__study=study, annotator=annotator, status=Assignment.Status.ASSIGNED
     ).delete()
+    agreement_tallies_exclusions_changed(study=study)
     return participation
 
 
@@ -72,6 +74,7 @@ def participation_reinstate(*, study: Study, annotator: User) -> Participation:
     participation.excluded_at = None
     participation.excluded_by = None
     participation.save(update_fields=["excluded", "excluded_reason", "excluded_at", "excluded_by", "updated_at"])
+    agreement_tallies_exclusions_changed(study=study)
     return participation
 
 

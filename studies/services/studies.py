@@ -26,6 +26,8 @@ from scoring.models import Explanation
 from studies.models import Assignment, GuidelinesVersion, Judgement, Study, StudyItem, StudyTask
 from studies.selectors.assignments import annotator_assignments, item_units
 from studies.selectors.selection import ItemSelection, selection_problems, summaries_select
+from studies.selectors.tallies import tallied_task
+from studies.services.tallies import agreement_tally_submitted
 
 # A single visit longer than this is an idle tab, not work; the browser already pauses on inactivity.
 MAX_SECONDS_PER_SUBMISSION = 4 * 3600
@@ -686,6 +688,12 @@ def assignment_submit(
         params=locked.item.params,
         submission=Submission(labels=labels or {}, notes=notes or {}, spans=spans or (), edit=edit),
     )
+    # What the task's agreement tally holds of this assignment, to take away (a resubmission replaces it).
+    previous = (
+        dict(locked.judgements.values_list("unit_index", "label"))
+        if locked.status == DONE and tallied_task(study_task.task)
+        else None
+    )
     locked.judgements.exclude(unit_index__in=[j.unit_index for j in judgements]).delete()
     Judgement.objects.bulk_create(
         [
@@ -725,6 +733,8 @@ def assignment_submit(
             "updated_at",
         ]
     )
+    # Last, so that the task's tally row stays locked only until the commit.
+    agreement_tally_submitted(assignment=locked, previous=previous)
     return locked
 
 
