@@ -253,14 +253,13 @@ UNREACHABLE_BROKER = "redis://127.0.0.1:1/0"  # nothing listens on port 1
 
 def broker_point(app: Any, url: str | None) -> str | None:
     """Point the Celery app at another broker URL; returns the previous one. Celery keeps the connection pool
-    and the producer pool of the URL it first sent to, so they are dropped too: otherwise a test process whose
+    and the producer pool of the URL it first sent to, so the app forgets them too: otherwise a test process whose
     first task went to one broker sends every later task there, whatever the URL says."""
     previous = app.conf.broker_url
-    for owner, attribute in ((app, "_pool"), (app.amqp, "_producer_pool")):
-        pool = getattr(owner, attribute)
-        if pool is not None:
-            pool.force_close_all()
-            setattr(owner, attribute, None)
+    # Only forgotten, not closed: kombu keeps the pools in a registry by connection, and hands the same pool
+    # out again when the app points back at that URL.
+    app._pool = None
+    app.amqp._producer_pool = None
     app.conf.broker_url = url
     return previous
 
