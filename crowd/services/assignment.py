@@ -24,12 +24,14 @@ from django.utils import timezone
 from crowd.models import ANNOTATION, CrowdItemRecord, CrowdStudy, CrowdWorker
 from crowd.services.workers import crowd_worker_end
 from protocols.attention import CheckResult, attention_decisions
+from protocols.conditions import block_of
 from protocols.decisions import BLOCK, OK, WARN, Thresholds, WorkerDecision, decisions_merge
 from protocols.tasks import CheckOutcome, CheckTarget, get_task
 from protocols.timing import ItemWork, TimeRules, time_decisions
-from studies.models import Assignment, StudyItem
+from studies.models import Assignment, Study, StudyCondition, StudyItem
 from studies.selectors.assignments import item_units
 from studies.selectors.participation import excluded_annotator_ids
+from studies.services.conditions import annotator_condition_orders
 
 OPEN = Assignment.Status.ASSIGNED
 DONE = Assignment.Status.SUBMITTED
@@ -61,14 +63,18 @@ def _check_item(crowd: CrowdStudy, mine: object) -> StudyItem | None:
     )
 
 
-def _real_item(crowd: CrowdStudy, mine: object) -> StudyItem | None:
-    """The item furthest from k (accepted work plus items held now) whose summary this worker has not seen."""
+def _real_item(crowd: CrowdStudy, mine: object, condition: StudyCondition | None = None) -> StudyItem | None:
+    """The item furthest from k (accepted work plus items held now) whose summary this worker has not seen;
+    in a study with conditions, counting the work of that condition only (k applies per condition)."""
     study = crowd.study
+    in_arm = Q() if condition is None else Q(assignments__condition=condition)
     accepted = Count(
         "assignments",
-        filter=Q(assignments__status=DONE) & ~Q(assignments__annotator__in=excluded_annotator_ids(study=study)),
+        filter=in_arm
+        & Q(assignments__status=DONE)
+        & ~Q(assignments__annotator__in=excluded_annotator_ids(study=study)),
     )
-    held = Count("assignments", filter=Q(assignments__status=OPEN))
+    held = Count("assignments", filter=in_arm & Q(assignments__status=OPEN))
     return (
         StudyItem.objects.filter(study_task__study=study, crowd_check__isnull=True)
         .exclude(summary_id__in=mine.values("item__summary_id"))  # type: ignore[attr-defined]
@@ -78,6 +84,29 @@ def _real_item(crowd: CrowdStudy, mine: object) -> StudyItem | None:
         .order_by("load", "accepted", "position", "pk")
         .first()
     )
+
+
+def _conditions_to_try(crowd: CrowdStudy, worker: CrowdWorker, real: int) -> list[StudyCondition | None]:
+    """The conditions the worker's next item may come from, best first: none in a study without conditions;
+    between annotators, the worker's one condition; within annotators, the condition of the block their
+    next item falls in (their maximum cut into one block per condition, in their counterbalanced order),
+    then the later ones, when that condition's items all have their k."""
+    conditions = list(crowd.study.conditions.all())
+    if not conditions:
+        return [None]
+    orders = annotator_condition_orders(study=crowd.study, annotators=[worker.user], conditions=conditions)
+    order: list[StudyCondition | None] = list(orders[worker.user_id])
+    if crowd.study.condition_design == Study.ConditionDesign.BETWEEN:
+        return order
+    # A worker sees each summary once: no more than the study's summaries fit into their blocks.
+    summaries = (
+        StudyItem.objects.filter(study_task__study=crowd.study, crowd_check__isnull=True)
+        .values("summary_id")
+        .distinct()
+        .count()
+    )
+    block = block_of(real, total=min(crowd.max_items_per_worker, summaries), conditions=len(order))
+    return order[block:] + order[:block]
 
 
 @transaction.atomic
@@ -95,13 +124,21 @@ def crowd_item_next(*, worker: CrowdWorker) -> Assignment | None:
     if real >= crowd.max_items_per_worker:
         return None
     taken = mine.exclude(status=RECLAIMED).count()
-    item = _real_item(crowd, mine)
+    item, condition = None, None
+    for condition in _conditions_to_try(crowd, worker, real):
+        item = _real_item(crowd, mine, condition)
+        if item is not None:
+            break
     if item is None:
         return None  # no real work left: no more checks either
     if check_due(crowd.check_rate, taken):
+        # A check is chosen and graded as in any study; it is shown under the worker's current condition so
+        # that it looks like any other item.
         item = _check_item(crowd, mine) or item
     position = (mine.order_by("-position").values_list("position", flat=True).first() or 0) + 1
-    assignment = Assignment.objects.create(item=item, annotator_id=worker.user_id, position=position)
+    assignment = Assignment.objects.create(
+        item=item, annotator_id=worker.user_id, position=position, condition=condition
+    )
     CrowdItemRecord.objects.create(assignment=assignment, worker=worker)
     return assignment
 
