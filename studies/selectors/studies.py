@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from accounts.selectors import model_rater_accounts
 from common.aggregates import Median
-from protocols.tasks import get_task
-from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
+from protocols.tasks import STUDY_TASKS, get_task
+from studies.models import Assignment, Judgement, Participation, Study, StudyCondition, StudyItem, StudyTask
 
 # An annotator counts as active when they submitted, saved a draft or opened an item this recently.
 ACTIVE_WINDOW = timedelta(hours=1)
@@ -360,3 +360,53 @@ def study_judgements(*, study: Study) -> QuerySet[Judgement]:
             "assignment__item__study_task__task",
         )
     )
+
+
+@dataclass(frozen=True)
+class ConditionRow:
+    """One condition of a study as its page lists it: who works in it and how much work it holds."""
+
+    condition: StudyCondition
+    annotators: int  # between: the annotators in it; within: those with work in it
+    assignments: int  # live (not reclaimed)
+    done: int  # submitted
+    guidelines_tasks: list[str]  # the tasks whose guidelines it replaces
+
+
+def study_conditions(*, study: Study) -> list[ConditionRow]:
+    """The study's conditions in order, with their annotators and assignments (three queries, whatever the
+    number of conditions and assignments)."""
+    conditions = list(study.conditions.all())
+    if not conditions:
+        return []
+    live = Assignment.objects.filter(item__study_task__study=study, condition__isnull=False).exclude(
+        status=Assignment.Status.RECLAIMED
+    )
+    work = {
+        row["condition"]: row
+        for row in live.values("condition").annotate(
+            n=Count("id"),
+            done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+            annotators=Count("annotator", distinct=True),
+        )
+    }
+    members = dict(
+        Participation.objects.filter(study=study, condition__isnull=False)
+        .values("condition")
+        .annotate(n=Count("id"))
+        .values_list("condition", "n")
+    )
+    between = study.condition_design == Study.ConditionDesign.BETWEEN
+    rows = []
+    for condition in conditions:
+        counts: dict[str, Any] = work.get(condition.pk, {})
+        rows.append(
+            ConditionRow(
+                condition=condition,
+                annotators=members.get(condition.pk, 0) if between else counts.get("annotators", 0),
+                assignments=counts.get("n", 0),
+                done=counts.get("done", 0),
+                guidelines_tasks=[get_task(task).name for task in sorted(condition.guidelines) if task in STUDY_TASKS],
+            )
+        )
+    return rows

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db.models import Count
 
 from common.validation import printable, storable_text_problem
@@ -33,6 +34,37 @@ class ConditionSpec:
     name: str
     evidence: str = SHOWN
     guidelines: Mapping[str, str] = field(default_factory=dict)
+
+
+CONDITION_KEYS = ("name", "evidence", "guidelines")
+
+
+def condition_specs_parse(raw: Any) -> list[ConditionSpec]:
+    """Conditions as the API's JSON and `create_study --conditions FILE` give them: a list of objects with a
+    `name`, an `evidence` (default shown) and `guidelines` (task -> text). Only the shape is checked here
+    (ValidationError keyed `conditions`); study_spec_check checks the rest."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ValidationError({"conditions": "Give the conditions as a list of objects (name, evidence, guidelines)."})
+    if len(raw) > MAX_CONDITIONS:
+        raise ValidationError({"conditions": f"At most {MAX_CONDITIONS} conditions; got {len(raw)}."})
+    specs = []
+    for number, entry in enumerate(raw, start=1):
+        if not isinstance(entry, dict):
+            raise ValidationError({"conditions": f"Condition {number} is no object (name, evidence, guidelines)."})
+        unknown = sorted(printable(str(key))[:40] for key in set(entry) - set(CONDITION_KEYS))
+        if unknown:
+            known = ", ".join(CONDITION_KEYS)
+            message = f"Condition {number}: unknown keys {', '.join(unknown)}; use {known}."
+            raise ValidationError({"conditions": message})
+        guidelines = entry.get("guidelines") or {}
+        if not isinstance(guidelines, dict):
+            raise ValidationError({"conditions": f"Condition {number}: guidelines are an object, task -> text."})
+        specs.append(
+            ConditionSpec(name=entry.get("name", ""), evidence=entry.get("evidence", SHOWN), guidelines=guidelines)
+        )
+    return specs
 
 
 def condition_problems(

@@ -476,7 +476,9 @@ def _queue_in_blocks(new: Sequence[Assignment], orders: Mapping[int, Sequence[St
     for annotator_id, own in mine.items():
         rank = {condition.pk: place for place, condition in enumerate(orders.get(annotator_id, ()))}
         slots = sorted(assignment.position for assignment in own)
-        for assignment, position in zip(sorted(own, key=lambda a: rank.get(a.condition_id or 0, 0)), slots, strict=True):
+        for assignment, position in zip(
+            sorted(own, key=lambda a: rank.get(a.condition_id or 0, 0)), slots, strict=True
+        ):
             assignment.position = position
 
 
