@@ -382,8 +382,8 @@ def study_conditions(*, study: Study) -> list[ConditionRow]:
     live = Assignment.objects.filter(item__study_task__study=study, condition__isnull=False).exclude(
         status=Assignment.Status.RECLAIMED
     )
-    work = {
-        row["condition"]: row
+    work: dict[int, dict[str, Any]] = {
+        row["condition"]: dict(row)
         for row in live.values("condition").annotate(
             n=Count("id"),
             done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
