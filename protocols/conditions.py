@@ -122,8 +122,8 @@ def _bertscore_extra(
             new = moved.get((source[0], source[1])) or words[rng.randrange(len(words))]
             piece.update(source=list(new), aligned_text=new[2])
     sources = [moved[key] for key in originals if key in moved]
-    alignment.update(sources=sources, pieces=pieces)
-    names = ", ".join(dict.fromkeys(source[2] for source in sources)) or "a special token"
+    alignment.update(sources=[list(source) for source in sources], pieces=pieces)
+    names = ", ".join(dict.fromkeys(text for _, _, text in sources)) or "a special token"
     return {
         **extra,
         "aligned": [[start, end] for start, end, _ in sources],

@@ -79,8 +79,9 @@ STUDIES_LIST_QUERIES = 6
 # The study page: its tasks' labels once each (for Fleiss' kappa and the agreement with the others), progress
 # per task and per annotator (with each annotator's median time per item), and the "cannot judge" summary
 # (its counts and its list in one query), the LLM judges' runs (their failures only when there are runs) and
-# how many annotators are excluded (the accepted-work notice).
-STUDY_PAGE_QUERIES = 14
+# how many annotators are excluded (the accepted-work notice), and the study's conditions (none here; with
+# conditions, two more: their work and their participants, whatever their number).
+STUDY_PAGE_QUERIES = 15
 # The same page while the study's submitted work is unchanged: the agreement figures come from the cache
 # (keyed by each task's submitted count, newest id and latest change, and the excluded annotators), so the
 # labels are not read.
