@@ -385,3 +385,76 @@ def test_it_shows_a_conditions_own_guidelines_and_records_the_tasks_version(
         assignment_submit(assignment=assignment, user=user, labels={"0": "yes"})
         assignment.refresh_from_db()
         assert assignment.guidelines_version == 1  # the task's version; the condition says which text
+
+
+EVIDENCE_CONDITIONS = [
+    ConditionSpec("with metric highlights"),
+    ConditionSpec("without highlights", evidence="hidden"),
+    ConditionSpec("shuffled highlights", evidence="shuffled"),
+]
+
+
+def evidence_in(task: str, unit: dict[str, Any]) -> Any:
+    """The metric's evidence in one unit of the payload (what lights up, and where)."""
+    if task == "bertscore":
+        return [unit["aligned"], unit["aligned_text"], unit["alignment"]["sources"]]
+    if task == "qgqa":
+        return [unit["summary_answer"], unit["source_answer"]]
+    return unit["top"]
+
+
+def amount(task: str, unit: dict[str, Any]) -> int:
+    if task == "bertscore":
+        return len(unit["alignment"]["sources"])
+    if task == "qgqa":
+        return sum(1 for key in ("summary_answer", "source_answer") if unit[key] and not unit[key]["unanswerable"])
+    return len(unit["top"])
+
+
+def test_the_payload_carries_the_evidence_of_the_assignments_condition(
+    scored_dataset: Dataset, crew: list[AbstractUser], rita: AbstractUser
+) -> None:
+    from corpus.models import Summary
+    from tests.factories import explain_dataset_for_qgqa_and_entailment
+
+    explain_dataset_for_qgqa_and_entailment(list(Summary.objects.filter(document__dataset=scored_dataset)))
+    study = create(
+        scored_dataset,
+        crew[:3],
+        rita,
+        tasks=["bertscore", "qgqa", "entailment"],
+        conditions=EVIDENCE_CONDITIONS,
+        condition_design="within",
+    )
+    states: dict[tuple[int, str], dict[str, Any]] = {}
+    for assignment in live(study).select_related("condition", "annotator", "item__study_task"):
+        response = api_client_for(assignment.annotator).get(reverse("api_assignment", args=[assignment.pk]))
+        states[(assignment.item_id, assignment.condition.evidence)] = response.json()["item_state"]
+    differs: Counter[str] = Counter()
+    for item in StudyItem.objects.filter(study_task__study=study).select_related("study_task"):
+        task = item.study_task.task
+        shown, hidden, shuffled = (states[(item.pk, evidence)] for evidence in ("shown", "hidden", "shuffled"))
+        assert shown["metricEvidence"] is True and shuffled["metricEvidence"] is True
+        assert hidden["metricEvidence"] is False
+        # The same units to judge in every condition.
+        assert [u["index"] for u in hidden["units"]] == [u["index"] for u in shown["units"]]
+        assert [u["index"] for u in shuffled["units"]] == [u["index"] for u in shown["units"]]
+        for unit in hidden["units"]:
+            assert all(not part for part in evidence_in(task, unit)), unit
+        if task == "bertscore":
+            assert all(u["similarity"] is None for u in hidden["units"])
+        if task == "qgqa":
+            assert all(u["f1"] is None for u in hidden["units"])
+        # Shuffled: as many highlights as shown, at other places (for some unit of most items).
+        assert [amount(task, u) for u in shuffled["units"]] == [amount(task, u) for u in shown["units"]]
+        if [evidence_in(task, u) for u in shuffled["units"]] != [evidence_in(task, u) for u in shown["units"]]:
+            differs[task] += 1
+    assert set(differs) == {"bertscore", "qgqa", "entailment"}
+    # The annotator's page sends the same state: the hidden condition's page has no evidence in it.
+    hidden_assignment = live(study).filter(condition__evidence="hidden", item__study_task__task="bertscore").first()
+    page = client_for(hidden_assignment.annotator).get(reverse("annotate", args=[hidden_assignment.pk]))
+    state = page.context["state"]
+    assert state["metricEvidence"] is False and all(u["aligned"] == [] for u in state["units"])
+    shuffled_assignment = live(study).filter(condition__evidence="shuffled").first()
+    first = client_for(shuffled_assignment.annotator).get(reverse("annotate", args=[shuffled_assignment.pk]))
+    assert first.context["state"]["units"] == states[(shuffled_assignment.item_id, "shuffled")]["units"]
