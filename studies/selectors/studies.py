@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, F, Max, Q, QuerySet, Sum
+from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.selectors import model_rater_accounts
@@ -116,19 +117,32 @@ def complete_items(
 ) -> dict[int, tuple[int, int]]:
     """Group (the id in the field `by` of each item of the studies: its study task's, its study's) -> (items,
     items done). An item is done when it has as many submitted assignments as its study's annotators per item
-    (k): all k judgements are in. One query, however many items: the submitted assignments are counted per
-    item once (a hashed subquery). `study_tasks`: every task of the studies, if already read (see _of_study)."""
+    (k), in each of its conditions if it has any: all k judgements are in. One query, however many items: the
+    submitted assignments are counted per item once (a hashed subquery). `study_tasks`: every task of the
+    studies, if already read (see _of_study)."""
     if study_tasks is None:
         of_items, of_assignments = Q(study_task__study__in=studies), Q(item__study_task__study__in=studies)
     else:
         ids = [task.pk for task in study_tasks]
         of_items, of_assignments = Q(study_task__in=ids), Q(item__study_task__in=ids)
+    # k applies per condition: a study of C conditions needs k·C judgements of an item (assignment gives no
+    # condition more than k, except "extend", which raises k for the items it touches).
+    arms = Coalesce(
+        Subquery(
+            StudyCondition.objects.filter(study=OuterRef("item__study_task__study"))
+            .order_by()
+            .values("study")
+            .annotate(c=Count("pk"))
+            .values("c")
+        ),
+        1,
+    )
     complete = (
         Assignment.objects.filter(human_work(), of_assignments, status=Assignment.Status.SUBMITTED)
         .order_by()
         .values("item")
         .annotate(n=Count("pk"))
-        .filter(n__gte=F("item__study_task__study__annotators_per_item"))
+        .filter(n__gte=F("item__study_task__study__annotators_per_item") * arms)
         .values("item")
     )
     rows = (

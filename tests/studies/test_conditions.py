@@ -316,6 +316,11 @@ def test_the_study_page_lists_the_conditions_with_their_annotators_and_work(
     rows = {row.condition.name: row for row in page.context["conditions"]}
     assert rows["strict"].done == items
     assert len(after) <= len(before)  # the conditions' rows cost no query per row
+    # k per condition: no item is complete while one condition lacks its judgements.
+    assert page.context["tasks"][0]["progress"].complete_items == 0
+    for assignment in live(study).filter(condition__name="as usual"):
+        submit(assignment, "no")
+    assert client.get(url).context["tasks"][0]["progress"].complete_items == items
 
 
 def test_a_crowd_study_balances_workers_over_conditions_and_fills_k_per_condition(
