@@ -152,14 +152,15 @@ def conditions_create(*, study: Study, conditions: Sequence[ConditionSpec]) -> l
 
 def participation_condition(*, study: Study, annotator: User, conditions: Sequence[StudyCondition]) -> StudyCondition:
     """The annotator's condition (between) or first block's condition (within), chosen when first asked:
-    the condition with the fewest participants, ties by position. The caller holds a lock that serialises
-    the study's choices (the study's or its crowd's row), so two annotators joining at once are counted."""
+    the condition with the fewest participants still in the study, ties by position. Choices of one study are
+    taken one at a time (its row is locked), so two annotators joining at once are both counted."""
     participation = participation_get_or_create(study=study, annotator=annotator)
     if participation.condition_id is not None:
         return next(c for c in conditions if c.pk == participation.condition_id)
-    rows = (
-        Participation.objects.filter(study=study, condition__isnull=False).values("condition").annotate(n=Count("id"))
-    )
+    list(Study.objects.select_for_update().filter(pk=study.pk).values_list("pk", flat=True))
+    # Annotators removed from the study no longer count: the next one takes their place.
+    joined = Participation.objects.filter(study=study, condition__isnull=False, annotator__in=study.annotators.all())
+    rows = joined.values("condition").annotate(n=Count("id"))
     counts = {row["condition"]: row["n"] for row in rows}
     chosen = min(conditions, key=lambda c: (counts.get(c.pk, 0), c.position, c.pk))
     participation.condition = chosen
