@@ -418,10 +418,11 @@ def assignments_distribute(*, study: Study, seed: int = 0, partial: bool = False
     assignments = _study_assignments(study)
     live = assignments.exclude(status=RECLAIMED)
     load = _per_annotator(live, Count("id"))
-    arm_load: dict[tuple[int, int | None], int] = {
-        (row["annotator"], row["condition"]): row["n"]
-        for row in live.values("annotator", "condition").annotate(n=Count("id"))
-    }
+    # Each annotator's load per condition (without conditions: their load).
+    arm_load: dict[tuple[int, int | None], int] = {(annotator, None): n for annotator, n in load.items()}
+    if conditions:
+        per_arm = live.values("annotator", "condition").annotate(n=Count("id"))
+        arm_load = {(row["annotator"], row["condition"]): row["n"] for row in per_arm}
     positions = _per_annotator(assignments, Max("position"))
     items = list(_short_items(study, conditions).order_by("summary_id", "study_task__task", "pk"))
     if not items:
