@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractUser
+from django.urls import reverse
 
 from corpus.models import Dataset
 from studies.models import Assignment, Participation
 from studies.services.conditions import ConditionSpec
 from studies.services.studies import StudySpec, study_create
+from tests.browser.test_accessibility import check_pages
 from tests.browser.test_task_views import open_task_view
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -49,3 +51,24 @@ def test_it_lights_the_metrics_highlights_only_in_the_shown_condition(
         else:
             assert "→" in info
     assert lit_counts["shown"] > 0 and lit_counts["hidden"] == 0
+
+
+def test_the_conditions_form_and_list_have_no_serious_accessibility_violation(
+    live_server: Any, page: Any, small_dataset: Dataset, alice: AbstractUser, bob: AbstractUser, rita: AbstractUser
+) -> None:
+    study = study_create(
+        spec=StudySpec(
+            name="Guidelines compared",
+            dataset=small_dataset,
+            tasks=["factuality"],
+            annotators=[alice, bob],
+            annotators_per_item=1,
+            created_by=rita,
+            conditions=[ConditionSpec("as usual"), ConditionSpec("strict", guidelines={"factuality": "Be strict."})],
+        )
+    ).study
+    paths = [f"{reverse('study_new')}?dataset={small_dataset.pk}", reverse("study_detail", args=[study.pk])]
+    assert check_pages(page, live_server.url, rita, paths) == []
+    page.goto(live_server.url + paths[1])
+    rows = page.locator("#condition-list tbody tr")
+    assert rows.count() == 2 and "strict" in rows.nth(1).text_content()
