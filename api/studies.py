@@ -29,7 +29,7 @@ from crowd.services.studies import (
     crowd_study_make_public,
     public_study_message,
 )
-from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, get_task
+from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS
 from studies.forms import study_spec_parse
 from studies.models import Assignment, Study, StudyExample
 from studies.selectors import assignments as assignment_selectors
@@ -38,7 +38,7 @@ from studies.selectors.access import studies_for_user
 from studies.selectors.adjudication import study_adjudicator_names
 from studies.selectors.examples import study_example_visible
 from studies.selectors.selection import SELECTION_MODES
-from studies.selectors.task_state import task_state
+from studies.selectors.task_state import item_state, shown_guidelines
 from studies.selectors.tasks import annotators_outside_study, study_tasks
 from studies.services.adjudicators import MAX_ADJUDICATORS, study_adjudicators_set
 from studies.services.examples import study_example_annotate
@@ -163,6 +163,16 @@ class StudyListApi(ListAPIView):
         guidelines = serializers.DictField(
             child=serializers.CharField(allow_blank=True), required=False, help_text="task -> guidelines text"
         )
+        conditions = serializers.JSONField(
+            required=False,
+            help_text="controlled conditions: [{name, evidence: shown|hidden|shuffled, guidelines: {task: text}}], "
+            "none or 2 to 6 (k applies per condition)",
+        )
+        condition_design = serializers.CharField(
+            default="between",
+            help_text="between (each annotator in one condition) or within (every annotator "
+            "in every condition, counterbalanced order)",
+        )
 
     class StudyCreatedOutput(serializers.Serializer):
         study = StudyOutput()
@@ -188,15 +198,15 @@ class StudyListApi(ListAPIView):
         unknown = sorted(set(usernames) - {user.get_username() for user in users})
         if unknown:
             return Response({"annotators": [f"Unknown users: {printable(', '.join(unknown))}."]}, status=400)
-        spec = study_spec_parse(
-            data,
-            dataset=dataset,
-            annotators=users,
-            created_by=signed_in_user(request),
-            guidelines=data.get("guidelines", {}),
-        )
         link = None
         try:
+            spec = study_spec_parse(
+                data,
+                dataset=dataset,
+                annotators=users,
+                created_by=signed_in_user(request),
+                guidelines=data.get("guidelines", {}),
+            )
             if "crowd" in data:
                 crowd_plan = crowd_study_create(spec=spec, crowd=crowd_spec_parse(data["crowd"]))
                 plan, link = crowd_plan.plan, crowd_public_link(crowd=crowd_plan.crowd)
@@ -409,6 +419,7 @@ class AssignmentListApi(ListAPIView):
 class AssignmentDetailOutput(AssignmentOutput):
     comment = serializers.CharField()
     item_state = serializers.JSONField(help_text="texts, units and choices, as the annotation view gets them")
+    guidelines = serializers.CharField(help_text="the guidelines shown for this item (its condition's, if any)")
     saved = serializers.JSONField(help_text="the submitted work: labels, notes, spans or an edit")
 
 
@@ -426,9 +437,9 @@ class AssignmentDetailApi(APIView):
     def get(self, request: Request, assignment_id: int) -> Response:
         assignment = _own_assignment(request, assignment_id)
         item = assignment.item
-        units = assignment_selectors.item_units(item, with_document=True)
         # What AssignmentDetailOutput reads besides the model's fields (attributes the model does not declare).
-        assignment.item_state = task_state(task=get_task(item.study_task.task), item=item, units=units)  # type: ignore[attr-defined]
+        assignment.item_state = item_state(item=item, condition=assignment.condition)  # type: ignore[attr-defined]
+        assignment.guidelines = shown_guidelines(study_task=item.study_task, condition=assignment.condition)  # type: ignore[attr-defined]
         assignment.saved = assignment_selectors.assignment_saved_work(assignment=assignment)  # type: ignore[attr-defined]
         return Response(AssignmentDetailOutput(assignment).data)
 

@@ -12,8 +12,11 @@ from django.db.models import QuerySet
 from accounts.selectors import annotator_accounts
 from common.validation import INT32_MAX, INT32_MIN, errors_by_field, text_problem
 from corpus.models import Dataset, Summary
+from protocols.conditions import MAX_CONDITIONS
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, BUMP_TYPE_NAMES, STUDY_TASKS, get_task
+from studies.models import Study, StudyCondition
 from studies.selectors.selection import SelectionOptions, item_selection
+from studies.services.conditions import condition_specs_parse
 from studies.services.studies import (
     MAX_ANNOTATORS_PER_ITEM,
     MAX_NAME_CHARS,
@@ -83,7 +86,8 @@ def study_spec_parse(
     created_by: User | None,
     guidelines: Mapping[str, str],
 ) -> StudySpec:
-    """The StudySpec of the fields the web form and the API share (the API's StudyCreateInput)."""
+    """The StudySpec of the fields the web form and the API share (the API's StudyCreateInput); a
+    ValidationError keyed `conditions` for conditions of the wrong shape."""
     tasks = list(data.get("tasks") or [])
     bump = {"mode": data.get("bump_mode") or "taxonomy", "error_types": list(data.get("bump_error_types") or [])}
     return StudySpec(
@@ -105,6 +109,8 @@ def study_spec_parse(
         task_options={"bump": bump} if "bump" in tasks else {},
         one_task_per_summary=bool(data.get("one_task_per_summary")),
         reclaim_after_hours=data.get("reclaim_after_hours"),
+        conditions=condition_specs_parse(data.get("conditions")),
+        condition_design=data.get("condition_design") or Study.ConditionDesign.BETWEEN,
     )
 
 
@@ -172,6 +178,14 @@ class StudyCreateForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         label="BUMP protocol: error types asked for (spread evenly over the items)",
     )
+    condition_design = ParsedChoiceField(
+        choices=Study.ConditionDesign.choices,
+        initial=Study.ConditionDesign.BETWEEN,
+        required=False,
+        widget=forms.RadioSelect,
+        label="How annotators meet the conditions",
+        help_text="k applies per condition: an item is complete when it has k judgements in every condition.",
+    )
 
     def __init__(self, *args: Any, options: SelectionOptions | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -194,6 +208,45 @@ class StudyCreateForm(forms.Form):
                 label=f"Guidelines: {get_task(key).name}",
                 help_text="Shown under the task's steps (version 1; later edits become new versions).",
             )
+        # The conditions: one row each; a row without a name and guidelines is no condition.
+        for number in range(1, MAX_CONDITIONS + 1):
+            self.fields[f"condition_{number}_name"] = TextField(
+                required=False,
+                widget=forms.TextInput(attrs={"maxlength": StudyCondition._meta.get_field("name").max_length}),
+                label=f"Condition {number}: name",
+            )
+            self.fields[f"condition_{number}_evidence"] = ParsedChoiceField(
+                choices=[(value, label) for value, label in StudyCondition.Evidence.choices],
+                initial=StudyCondition.Evidence.SHOWN,
+                required=False,
+                label=f"Condition {number}: the metric's evidence",
+            )
+            self.fields[f"condition_{number}_guidelines"] = TextField(
+                required=False,
+                widget=forms.Textarea(attrs={"rows": 2}),
+                label=f"Condition {number}: guidelines (optional)",
+                help_text="Replace the guidelines of every chosen task for this condition's annotators.",
+            )
+
+    def condition_rows(self) -> list[list[forms.BoundField]]:
+        """The conditions' fields, one row per condition (the template shows them)."""
+        return [
+            [self[f"condition_{number}_{part}"] for part in ("name", "evidence", "guidelines")]
+            for number in range(1, MAX_CONDITIONS + 1)
+        ]
+
+    def _conditions(self) -> list[dict[str, Any]]:
+        data, tasks = self.cleaned_data, self.cleaned_data.get("tasks") or []
+        conditions = []
+        for number in range(1, MAX_CONDITIONS + 1):
+            name = data.get(f"condition_{number}_name") or ""
+            text = data.get(f"condition_{number}_guidelines") or ""
+            if not name.strip() and not text.strip():
+                continue
+            evidence = data.get(f"condition_{number}_evidence") or StudyCondition.Evidence.SHOWN
+            guidelines = {task: text for task in tasks} if text.strip() else {}
+            conditions.append({"name": name, "evidence": evidence, "guidelines": guidelines})
+        return conditions
 
     @staticmethod
     def _task_label(key: str, options: SelectionOptions) -> str:
@@ -213,7 +266,7 @@ class StudyCreateForm(forms.Form):
             key: data.get(f"guidelines_{key}") or "" for key in data.get("tasks") or [] if data.get(f"guidelines_{key}")
         }
         return study_spec_parse(
-            data,
+            {**data, "conditions": self._conditions()},
             dataset=data["dataset"],
             annotators=list(data.get("annotators") or []),
             created_by=created_by,

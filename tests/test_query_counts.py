@@ -37,7 +37,8 @@ def queries(fetch: Callable[[], object]) -> int:
 DRAFT_QUERIES = 3
 SUBMIT_QUERIES = 10
 SUBMIT_TALLIED_QUERIES = SUBMIT_QUERIES + 2
-SKIP_QUERIES = 15
+# A skip: 16 since assignments_distribute reads the study's conditions (none here).
+SKIP_QUERIES = 16
 EXAMPLE_SUBMIT_QUERIES = 7
 EXAMPLE_PAGE_QUERIES = 5
 
@@ -85,8 +86,9 @@ STUDIES_LIST_QUERIES = 6
 # others; one query for all tasks), progress per task and per annotator (with each annotator's median time per
 # item), and the "cannot judge" summary (its counts and its list in one query), the LLM judges' runs (their
 # failures only when there are runs), how many annotators are excluded (the accepted-work notice), its public
-# link (crowd settings) if any, its adjudicators and the accounts that could be named one.
-STUDY_PAGE_QUERIES = 17
+# link (crowd settings) if any, its adjudicators and the accounts that could be named one, and the study's
+# conditions (none here; with conditions, two more: their work and their participants, whatever their number).
+STUDY_PAGE_QUERIES = 18
 # The first view of a figure (no tally stored, or one that no longer stands for the submitted work): each label
 # task's labels read once and its tally stored.
 STUDY_PAGE_REBUILD_QUERIES = STUDY_PAGE_QUERIES + 2

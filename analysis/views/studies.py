@@ -69,6 +69,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
             "tasks": tasks,
             "progress": progress,
             "skips": selectors.study_skips(study=study) if study.kind == study.Kind.STUDY else None,
+            "conditions": selectors.study_conditions(study=study),
             "annotators": annotators,
             "min_other_raters": agreement.min_others,
             "dont_know_as_incorrect": dont_know_as_incorrect,

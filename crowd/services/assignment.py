@@ -24,12 +24,14 @@ from django.utils import timezone
 from crowd.models import ANNOTATION, CrowdItemRecord, CrowdStudy, CrowdWorker
 from crowd.services.workers import assignments_reclaim, crowd_worker_end
 from protocols.attention import CheckResult, attention_decisions
+from protocols.conditions import block_of
 from protocols.decisions import BLOCK, OK, WARN, Thresholds, WorkerDecision, decisions_merge
 from protocols.tasks import CheckOutcome, CheckTarget, get_task
 from protocols.timing import ItemWork, TimeRules, time_decisions
-from studies.models import Assignment, StudyItem
+from studies.models import Assignment, Study, StudyCondition, StudyItem
 from studies.selectors.assignments import item_units
 from studies.selectors.participation import excluded_annotator_ids
+from studies.services.conditions import annotator_condition_orders
 
 OPEN = Assignment.Status.ASSIGNED
 DONE = Assignment.Status.SUBMITTED
@@ -61,15 +63,19 @@ def _check_item(crowd: CrowdStudy, mine: object) -> StudyItem | None:
     )
 
 
-def _real_items(crowd: CrowdStudy, mine: object) -> QuerySet[StudyItem]:
+def _real_items(crowd: CrowdStudy, mine: object, condition: StudyCondition | None = None) -> QuerySet[StudyItem]:
     """The items short of k (accepted work plus items held now) whose summary this worker has not seen,
-    furthest from k first."""
+    furthest from k first; in a study with conditions, counting the work of that condition only (k applies
+    per condition)."""
     study = crowd.study
+    in_arm = Q() if condition is None else Q(assignments__condition=condition)
     accepted = Count(
         "assignments",
-        filter=Q(assignments__status=DONE) & ~Q(assignments__annotator__in=excluded_annotator_ids(study=study)),
+        filter=in_arm
+        & Q(assignments__status=DONE)
+        & ~Q(assignments__annotator__in=excluded_annotator_ids(study=study)),
     )
-    held = Count("assignments", filter=Q(assignments__status=OPEN))
+    held = Count("assignments", filter=in_arm & Q(assignments__status=OPEN))
     return (
         StudyItem.objects.filter(study_task__study=study, crowd_check__isnull=True)
         .exclude(summary_id__in=mine.values("item__summary_id"))  # type: ignore[attr-defined]
@@ -84,12 +90,43 @@ def _real_items(crowd: CrowdStudy, mine: object) -> QuerySet[StudyItem]:
 CANDIDATES = 50
 
 
-def _real_item(crowd: CrowdStudy, mine: object, candidates: list[int]) -> StudyItem | None:
+def _real_item(
+    crowd: CrowdStudy, mine: object, condition: StudyCondition | None, candidates: list[int]
+) -> StudyItem | None:
     """The item furthest from k, counted again now: among the candidates chosen before the pull's turn, else
     (all of them filled meanwhile) among all items."""
-    items = _real_items(crowd, mine)
+    items = _real_items(crowd, mine, condition)
     chosen = items.filter(pk__in=candidates).first() if candidates else None
     return chosen or items.first()
+
+
+def _conditions_to_try(
+    crowd: CrowdStudy, worker: CrowdWorker, real: int, conditions: list[StudyCondition]
+) -> list[StudyCondition | None]:
+    """The conditions the worker's next item may come from, best first: none in a study without conditions;
+    between annotators, the worker's one condition; within annotators, the condition of the block their
+    next item falls in (their maximum cut into one block per condition, in their counterbalanced order),
+    then the later ones, when that condition's items all have their k."""
+    if not conditions:
+        return [None]
+    orders = annotator_condition_orders(study=crowd.study, annotators=[worker.user], conditions=conditions)
+    order: list[StudyCondition | None] = list(orders[worker.user_id])
+    if crowd.study.condition_design == Study.ConditionDesign.BETWEEN:
+        return order
+    # A worker sees each summary once: no more than the study's summaries fit into their blocks.
+    summaries = (
+        StudyItem.objects.filter(study_task__study=crowd.study, crowd_check__isnull=True)
+        .values("summary_id")
+        .distinct()
+        .count()
+    )
+    block = block_of(real, total=min(crowd.max_items_per_worker, summaries), conditions=len(order))
+    return order[block:] + order[:block]
+
+
+def _real_count(mine: QuerySet[Assignment]) -> int:
+    """How many study items (not attention checks) the worker has taken, given back ones left out."""
+    return mine.exclude(status=RECLAIMED).filter(item__crowd_check__isnull=True).count()
 
 
 @transaction.atomic
@@ -101,7 +138,12 @@ def crowd_item_next(*, worker: CrowdWorker) -> Assignment | None:
     # The query over every item of the study runs before the pull takes its turn, so that pulls wait for each
     # other only for a few cheap queries; its candidates are counted again in the turn.
     holding = mine.filter(status=OPEN).exists()  # their open item comes back: no candidates needed
-    candidates = [] if holding else list(_real_items(crowd, mine).values_list("pk", flat=True)[:CANDIDATES])
+    conditions = list(crowd.study.conditions.all())
+    # In a study with conditions the worker's condition may be chosen in the turn (which locks the study):
+    # its pulls rank every item in the turn, as a study's first pulls would.
+    candidates: list[int] = []
+    if not holding and not conditions:
+        candidates = list(_real_items(crowd, mine).values_list("pk", flat=True)[:CANDIDATES])
     # Pulls of one study are taken one at a time: two workers never both take an item's last place.
     crowd = CrowdStudy.objects.select_for_update().select_related("study").get(pk=worker.crowd_study_id)
     abandoned_release(crowd=crowd)
@@ -110,17 +152,25 @@ def crowd_item_next(*, worker: CrowdWorker) -> Assignment | None:
     current = mine.filter(status=OPEN).order_by("position", "pk").first()
     if current is not None:
         return current
-    real = mine.exclude(status=RECLAIMED).filter(item__crowd_check__isnull=True).count()
+    real = _real_count(mine)
     if real >= crowd.max_items_per_worker:
         return None
     taken = mine.exclude(status=RECLAIMED).count()
-    item = _real_item(crowd, mine, candidates)
+    item, condition = None, None
+    for condition in _conditions_to_try(crowd, worker, real, conditions):
+        item = _real_item(crowd, mine, condition, candidates)
+        if item is not None:
+            break
     if item is None:
         return None  # no real work left: no more checks either
     if check_due(crowd.check_rate, taken):
+        # A check is chosen and graded as in any study; it is shown under the worker's current condition so
+        # that it looks like any other item.
         item = _check_item(crowd, mine) or item
     position = (mine.order_by("-position").values_list("position", flat=True).first() or 0) + 1
-    assignment = Assignment.objects.create(item=item, annotator_id=worker.user_id, position=position)
+    assignment = Assignment.objects.create(
+        item=item, annotator_id=worker.user_id, position=position, condition=condition
+    )
     CrowdItemRecord.objects.create(assignment=assignment, worker=worker)
     return assignment
 

@@ -32,7 +32,7 @@ def assignment_for_user(*, assignment_id: int, user: User) -> Assignment:
     """Only the annotator's own, live assignment (see annotator_assignments)."""
     return (
         annotator_assignments(user=user)
-        .select_related("item__study_task__study", "item__summary__document", "item__explanation")
+        .select_related("item__study_task__study", "item__summary__document", "item__explanation", "condition")
         .exclude(status=Assignment.Status.RECLAIMED)
         .get(pk=assignment_id)
     )

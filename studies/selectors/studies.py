@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, F, Max, Q, QuerySet, Sum
+from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.selectors import model_rater_accounts
 from common.aggregates import Median
-from protocols.tasks import get_task
-from studies.models import Assignment, Judgement, Study, StudyItem, StudyTask
+from protocols.tasks import STUDY_TASKS, get_task
+from studies.models import Assignment, Judgement, Participation, Study, StudyCondition, StudyItem, StudyTask
 
 # An annotator counts as active when they submitted, saved a draft or opened an item this recently.
 ACTIVE_WINDOW = timedelta(hours=1)
@@ -116,19 +117,32 @@ def complete_items(
 ) -> dict[int, tuple[int, int]]:
     """Group (the id in the field `by` of each item of the studies: its study task's, its study's) -> (items,
     items done). An item is done when it has as many submitted assignments as its study's annotators per item
-    (k): all k judgements are in. One query, however many items: the submitted assignments are counted per
-    item once (a hashed subquery). `study_tasks`: every task of the studies, if already read (see _of_study)."""
+    (k), in each of its conditions if it has any: all k judgements are in. One query, however many items: the
+    submitted assignments are counted per item once (a hashed subquery). `study_tasks`: every task of the
+    studies, if already read (see _of_study)."""
     if study_tasks is None:
         of_items, of_assignments = Q(study_task__study__in=studies), Q(item__study_task__study__in=studies)
     else:
         ids = [task.pk for task in study_tasks]
         of_items, of_assignments = Q(study_task__in=ids), Q(item__study_task__in=ids)
+    # k applies per condition: a study of C conditions needs k·C judgements of an item (assignment gives no
+    # condition more than k, except "extend", which raises k for the items it touches).
+    arms = Coalesce(
+        Subquery(
+            StudyCondition.objects.filter(study=OuterRef("item__study_task__study"))
+            .order_by()
+            .values("study")
+            .annotate(c=Count("pk"))
+            .values("c")
+        ),
+        1,
+    )
     complete = (
         Assignment.objects.filter(human_work(), of_assignments, status=Assignment.Status.SUBMITTED)
         .order_by()
         .values("item")
         .annotate(n=Count("pk"))
-        .filter(n__gte=F("item__study_task__study__annotators_per_item"))
+        .filter(n__gte=F("item__study_task__study__annotators_per_item") * arms)
         .values("item")
     )
     rows = (
@@ -360,3 +374,53 @@ def study_judgements(*, study: Study) -> QuerySet[Judgement]:
             "assignment__item__study_task__task",
         )
     )
+
+
+@dataclass(frozen=True)
+class ConditionRow:
+    """One condition of a study as its page lists it: who works in it and how much work it holds."""
+
+    condition: StudyCondition
+    annotators: int  # between: the annotators in it; within: those with work in it
+    assignments: int  # live (not reclaimed)
+    done: int  # submitted
+    guidelines_tasks: list[str]  # the tasks whose guidelines it replaces
+
+
+def study_conditions(*, study: Study) -> list[ConditionRow]:
+    """The study's conditions in order, with their annotators and assignments (three queries, whatever the
+    number of conditions and assignments)."""
+    conditions = list(study.conditions.all())
+    if not conditions:
+        return []
+    live = Assignment.objects.filter(item__study_task__study=study, condition__isnull=False).exclude(
+        status=Assignment.Status.RECLAIMED
+    )
+    work: dict[int, dict[str, Any]] = {
+        row["condition"]: dict(row)
+        for row in live.values("condition").annotate(
+            n=Count("id"),
+            done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+            annotators=Count("annotator", distinct=True),
+        )
+    }
+    members = dict(
+        Participation.objects.filter(study=study, condition__isnull=False)
+        .values("condition")
+        .annotate(n=Count("id"))
+        .values_list("condition", "n")
+    )
+    between = study.condition_design == Study.ConditionDesign.BETWEEN
+    rows = []
+    for condition in conditions:
+        counts: dict[str, Any] = work.get(condition.pk, {})
+        rows.append(
+            ConditionRow(
+                condition=condition,
+                annotators=members.get(condition.pk, 0) if between else counts.get("annotators", 0),
+                assignments=counts.get("n", 0),
+                done=counts.get("done", 0),
+                guidelines_tasks=[get_task(task).name for task in sorted(condition.guidelines) if task in STUDY_TASKS],
+            )
+        )
+    return rows

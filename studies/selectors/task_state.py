@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from protocols.conditions import EVIDENCE_TASKS, HIDDEN, SHOWN, units_under_evidence
 from protocols.tasks import (
     BUMP_ERROR_TYPES,
     BUMP_TYPE_HELP,
@@ -21,8 +22,45 @@ from protocols.tasks import (
     SPANS_MAY_OVERLAP,
     TaskDefinition,
     Unit,
+    get_task,
     word_spans,
 )
+from studies.models import StudyCondition, StudyItem, StudyTask
+from studies.selectors.assignments import item_units
+
+
+def item_state(*, item: StudyItem, condition: StudyCondition | None) -> dict[str, Any]:
+    """The task state of an item as an annotator in `condition` (None: a study without conditions) sees it:
+    the metric's evidence shown, hidden or shuffled (protocols.conditions), so a hidden condition's page and
+    API payload carry none of it. `metricEvidence` says whether the view has evidence to light; it is true
+    for shuffled evidence too, which must look like the real thing."""
+    task = get_task(item.study_task.task)
+    units = item_units(item, with_document=True)
+    evidence = SHOWN if condition is None else condition.evidence
+    if evidence != SHOWN:
+        document = item.summary.document
+        units = units_under_evidence(
+            task_key=task.key,
+            units=units,
+            evidence=evidence,
+            seed=f"item {item.pk} condition {condition.pk if condition else 0}",
+            summary_text=item.summary.text,
+            document_text=document.text,
+            document_sentences=document.sentences,
+        )
+    state = task_state(task=task, item=item, units=units)
+    if task.key in EVIDENCE_TASKS:
+        state["metricEvidence"] = evidence != HIDDEN
+    return state
+
+
+def shown_guidelines(*, study_task: StudyTask, condition: StudyCondition | None) -> str:
+    """The guidelines an annotator in `condition` reads for this task: the condition's own for it, else the
+    task's current ones. (Assignment.guidelines_version stays the task's version; the condition's text,
+    which never changes, is found through Assignment.condition.)"""
+    if condition is not None and condition.guidelines.get(study_task.task):
+        return str(condition.guidelines[study_task.task])
+    return study_task.guidelines
 
 
 def task_state(*, task: TaskDefinition, item: Any, units: Sequence[Unit]) -> dict[str, Any]:

@@ -20,13 +20,20 @@ from accounts.selectors import annotator_accounts
 from common.roles import user_is_model_rater, user_is_researcher
 from common.validation import InputError, finite_number, json_check, printable, storable_text, storable_text_problem
 from corpus.models import Dataset, Summary
+from protocols.conditions import block_of
 from protocols.minimal_edit import edit_diff
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS, Submission, SubmissionError, get_task
 from scoring.models import Explanation
-from studies.models import Assignment, GuidelinesVersion, Judgement, Study, StudyItem, StudyTask
+from studies.models import Assignment, GuidelinesVersion, Judgement, Study, StudyCondition, StudyItem, StudyTask
 from studies.selectors.assignments import annotator_assignments, item_units
 from studies.selectors.selection import ItemSelection, selection_problems, summaries_select
 from studies.selectors.tallies import tallied_task
+from studies.services.conditions import (
+    ConditionSpec,
+    annotator_condition_orders,
+    condition_problems,
+    conditions_create,
+)
 from studies.services.tallies import agreement_tally_submitted
 
 # A single visit longer than this is an idle tab, not work; the browser already pauses on inactivity.
@@ -141,6 +148,10 @@ class StudySpec:
     explanation_config_hash: str = ""  # the configuration of the explanations shown; empty: the newest
     # Workers pull their items (a crowd study, the crowd app): no annotator list, nothing handed out now.
     pull_based: bool = False
+    # Controlled conditions (studies.services.conditions): none, or two to six arms, and how annotators
+    # meet them (Study.ConditionDesign). k applies per condition.
+    conditions: Sequence[ConditionSpec] = ()
+    condition_design: str = Study.ConditionDesign.BETWEEN
 
 
 def _not_annotators(users: Sequence[User]) -> str | None:
@@ -182,18 +193,30 @@ def study_spec_check(*, spec: StudySpec) -> dict[str, dict[str, Any]]:
         problem("created_by", f"{printable(spec.created_by.get_username())} is no researcher or admin.")
 
     k, chosen, distinct_tasks = spec.annotators_per_item, len(annotators), len(set(tasks))
+    # k per condition, and an annotator never sees an item twice: an item needs k distinct annotators in
+    # each condition, in either design.
+    arms = max(1, len(spec.conditions))
+    in_arms = f" in each of {arms} conditions" if arms > 1 else ""
     if not 1 <= k <= MAX_ANNOTATORS_PER_ITEM:
         problem("annotators_per_item", f"Annotators per item (k) is 1 to {MAX_ANNOTATORS_PER_ITEM}; got {k}.")
     elif spec.pull_based:
         pass  # the crowd brings the annotators, as many as the items need
-    elif chosen and chosen < k:
-        problem("annotators", f"{k} annotators per item need at least that many annotators; {chosen} chosen.")
-    elif chosen and spec.one_task_per_summary and chosen < k * distinct_tasks:
+    elif chosen and chosen < k * arms:
+        need = f"{k * arms} annotators" if arms > 1 else "that many annotators"
+        problem("annotators", f"{k} annotators per item{in_arms} need at least {need}; {chosen} chosen.")
+    elif chosen and spec.one_task_per_summary and chosen < k * arms * distinct_tasks:
         problem(
             "annotators",
-            f"{k} annotators per item in {distinct_tasks} tasks, with nobody seeing a summary in two tasks, "
-            f"need at least {k * distinct_tasks} annotators; {chosen} chosen.",
+            f"{k} annotators per item{in_arms} in {distinct_tasks} tasks, with nobody seeing a summary in two "
+            f"tasks, need at least {k * arms * distinct_tasks} annotators; {chosen} chosen.",
         )
+    for key, messages in condition_problems(
+        conditions=spec.conditions,
+        design=spec.condition_design,
+        tasks=tasks,
+        max_guidelines_chars=MAX_GUIDELINES_CHARS,
+    ).items():
+        problems.setdefault(key, []).extend(messages)
 
     reclaim = _reclaim_hours_problem(spec.reclaim_after_hours)
     if reclaim:
@@ -263,10 +286,17 @@ def study_create(*, spec: StudySpec) -> StudyPlan:
         reclaim_after_hours=spec.reclaim_after_hours,
         selection=selection.as_dict(),
         pull_based=spec.pull_based,
+        condition_design=spec.condition_design,
     )
     if created_by is not None:
         study.researchers.add(created_by)
-    study.annotators.add(*spec.annotators)
+    if spec.conditions:
+        # One at a time, in the order given: the join order decides conditions (studies.services.conditions).
+        for annotator in dict.fromkeys(spec.annotators):
+            study.annotators.add(annotator)
+    else:
+        study.annotators.add(*spec.annotators)
+    conditions_create(study=study, conditions=spec.conditions)
 
     skipped: dict[str, int] = {}
     items: list[StudyItem] = []
@@ -326,20 +356,30 @@ def _per_annotator(assignments: Any, aggregate: Any) -> dict[int, int]:
     return {row["annotator"]: row["value"] for row in assignments.values("annotator").annotate(value=aggregate)}
 
 
-def _short_items(study: Study) -> Any:
-    """Items with fewer than k live assignments of the study's annotators. A removed annotator's submitted
-    work stays in the data but does not count towards k: the item is given to someone still in the study.
-    Nor does a "cannot judge" when the study frees skipped items (`skipped` counts those skips)."""
+def _arm_suffix(condition: StudyCondition | None) -> str:
+    return "" if condition is None else f"_{condition.pk}"
+
+
+def _arms(conditions: Sequence[StudyCondition]) -> list[StudyCondition | None]:
+    """The conditions an item is counted in: each of them, or the one unnamed arm of a study without any."""
+    return list(conditions) if conditions else [None]
+
+
+def _short_items(study: Study, conditions: Sequence[StudyCondition] = ()) -> Any:
+    """Items with fewer than k live assignments of the study's annotators (in some condition: k applies per
+    condition, counted as `n_<condition id>`, else as `n`). A removed annotator's submitted work stays in
+    the data but does not count towards k: the item is given to someone still in the study. Nor does a
+    "cannot judge" when the study frees skipped items (`skipped` counts those skips)."""
     member = Q(assignments__annotator__in=study.annotators.all())
     not_counted = [RECLAIMED, SKIPPED] if study.skipped_items_reassigned else [RECLAIMED]
-    return (
-        StudyItem.objects.filter(study_task__study=study)
-        .annotate(
-            n=Count("assignments", filter=member & ~Q(assignments__status__in=not_counted)),
-            skipped=Count("assignments", filter=member & Q(assignments__status=SKIPPED)),
-        )
-        .filter(n__lt=study.annotators_per_item)
-    )
+    counts: dict[str, Any] = {}
+    short = Q()
+    for arm in _arms(conditions):
+        suffix, in_arm = _arm_suffix(arm), Q() if arm is None else Q(assignments__condition=arm)
+        counts[f"n{suffix}"] = Count("assignments", filter=member & in_arm & ~Q(assignments__status__in=not_counted))
+        counts[f"skipped{suffix}"] = Count("assignments", filter=member & in_arm & Q(assignments__status=SKIPPED))
+        short |= Q(**{f"n{suffix}__lt": study.annotators_per_item})
+    return StudyItem.objects.filter(study_task__study=study).annotate(**counts).filter(short)
 
 
 def _summaries_seen(study: Study, live: Any, summary_ids: Any) -> dict[int, set[int]]:
@@ -363,48 +403,86 @@ def assignments_distribute(*, study: Study, seed: int = 0, partial: bool = False
     summary are handed out together so that the constraint costs no balance. An item too few annotators
     may take fails the whole call, unless `partial`: then it gets whom it can and stays short. An item short
     only because annotators could not judge it never fails the call: it goes to whoever has not seen it.
+
+    With conditions, each item is topped up to k in every condition, never giving an annotator an item
+    twice: between annotators from the annotators of that condition; within annotators from everybody,
+    the least loaded in that condition first, and each annotator's new work is queued in blocks, one per
+    condition, in their counterbalanced order (studies.services.conditions).
     """
     if study.pull_based:
         return 0  # crowd workers pull their items (crowd.services.assignment)
     k = study.annotators_per_item
     annotators = list(study.annotators.filter(is_active=True).order_by("pk"))
+    conditions = list(study.conditions.all())
+    orders = annotator_condition_orders(study=study, annotators=annotators, conditions=conditions)
     rng = random.Random(seed)
     rng.shuffle(annotators)
     assignments = _study_assignments(study)
     live = assignments.exclude(status=RECLAIMED)
     load = _per_annotator(live, Count("id"))
+    # Each annotator's load per condition (without conditions: their load).
+    arm_load: dict[tuple[int, int | None], int] = {(annotator, None): n for annotator, n in load.items()}
+    if conditions:
+        per_arm = live.values("annotator", "condition").annotate(n=Count("id"))
+        arm_load = {(row["annotator"], row["condition"]): row["n"] for row in per_arm}
     positions = _per_annotator(assignments, Max("position"))
-    items = list(_short_items(study).order_by("summary_id", "study_task__task", "pk"))
+    items = list(_short_items(study, conditions).order_by("summary_id", "study_task__task", "pk"))
     if not items:
         return 0
     taken = set(assignments.filter(item__in=items).values_list("item_id", "annotator_id"))
     seen_summary = _summaries_seen(study, live, {item.summary_id for item in items})
     new: list[Assignment] = []
     for item in items:
-        candidates = [
-            user
-            for user in annotators
-            if (item.pk, user.pk) not in taken and user.pk not in seen_summary.get(item.summary_id, ())
-        ]
-        needed = k - item.n
-        if len(candidates) < needed - (item.skipped if study.skipped_items_reassigned else 0) and not partial:
-            reason = " (nobody may see a summary in two tasks)" if study.one_task_per_summary else ""
-            raise ValidationError(
-                {
-                    "annotators": f"Item {item.pk} needs {needed} more annotators but only {len(candidates)} "
-                    f"are free{reason}. Add annotators or lower k."
-                }
-            )
-        # Stable sort on the shuffled list: ties are broken by the seeded order, not by user id.
-        for user in sorted(candidates, key=lambda u: load.get(u.pk, 0))[:needed]:
-            load[user.pk] = load.get(user.pk, 0) + 1
-            positions[user.pk] = positions.get(user.pk, 0) + 1
-            if study.one_task_per_summary:
-                seen_summary[item.summary_id].add(user.pk)
-            # The annotator's queue follows the order in which work was handed out.
-            new.append(Assignment(item=item, annotator=user, position=positions[user.pk]))
+        for arm in _arms(conditions):
+            suffix = _arm_suffix(arm)
+            candidates = [
+                user
+                for user in annotators
+                if (item.pk, user.pk) not in taken
+                and user.pk not in seen_summary.get(item.summary_id, ())
+                and (arm is None or arm in orders[user.pk])
+            ]
+            needed = k - getattr(item, f"n{suffix}")
+            skipped = getattr(item, f"skipped{suffix}") if study.skipped_items_reassigned else 0
+            if len(candidates) < needed - skipped and not partial:
+                reason = " (nobody may see a summary in two tasks)" if study.one_task_per_summary else ""
+                where = f" in condition {arm.name!r}" if arm is not None else ""
+                raise ValidationError(
+                    {
+                        "annotators": f"Item {item.pk} needs {needed} more annotators{where} but only "
+                        f"{len(candidates)} are free{reason}. Add annotators or lower k."
+                    }
+                )
+            # Stable sort on the shuffled list: ties are broken by the seeded order, not by user id.
+            arm_id = None if arm is None else arm.pk
+            for user in sorted(candidates, key=lambda u: (arm_load.get((u.pk, arm_id), 0), load.get(u.pk, 0)))[:needed]:
+                load[user.pk] = load.get(user.pk, 0) + 1
+                arm_load[(user.pk, arm_id)] = arm_load.get((user.pk, arm_id), 0) + 1
+                positions[user.pk] = positions.get(user.pk, 0) + 1
+                taken.add((item.pk, user.pk))
+                if study.one_task_per_summary:
+                    seen_summary[item.summary_id].add(user.pk)
+                # The annotator's queue follows the order in which work was handed out.
+                new.append(Assignment(item=item, annotator=user, position=positions[user.pk], condition=arm))
+    if study.condition_design == Study.ConditionDesign.WITHIN:
+        _queue_in_blocks(new, orders)
     Assignment.objects.bulk_create(new)
     return len(new)
+
+
+def _queue_in_blocks(new: Sequence[Assignment], orders: Mapping[int, Sequence[StudyCondition]]) -> None:
+    """Renumber each annotator's new assignments so their queue takes one condition after the other, in the
+    annotator's order (a stable sort: within a block, the order work was handed out)."""
+    mine: dict[int, list[Assignment]] = defaultdict(list)
+    for assignment in new:
+        mine[assignment.annotator.pk].append(assignment)
+    for annotator_id, own in mine.items():
+        rank = {condition.pk: place for place, condition in enumerate(orders.get(annotator_id, ()))}
+        slots = sorted(assignment.position for assignment in own)
+        for assignment, position in zip(
+            sorted(own, key=lambda a: rank.get(a.condition_id or 0, 0)), slots, strict=True
+        ):
+            assignment.position = position
 
 
 @transaction.atomic
@@ -429,6 +507,8 @@ def assignments_reclaim(*, study: Study, now: datetime | None = None) -> int:
     if not stale:
         return 0
     annotators = list(study.annotators.filter(is_active=True).order_by("pk"))
+    # Between annotators, work moves only to an annotator of the same condition; it keeps its condition.
+    orders = annotator_condition_orders(study=study, annotators=annotators, conditions=list(study.conditions.all()))
     assignments = _study_assignments(study)
     live = assignments.exclude(status=RECLAIMED)
     open_load = _per_annotator(live.filter(status=OPEN), Count("id"))
@@ -443,7 +523,9 @@ def assignments_reclaim(*, study: Study, now: datetime | None = None) -> int:
         candidates = [
             user
             for user in annotators
-            if (old.item_id, user.pk) not in taken and user.pk not in seen_summary.get(old.item.summary_id, ())
+            if (old.item_id, user.pk) not in taken
+            and user.pk not in seen_summary.get(old.item.summary_id, ())
+            and (old.condition_id is None or old.condition_id in {c.pk for c in orders.get(user.pk, ())})
         ]
         if not candidates:
             continue  # nobody else may take it; it stays where it is
@@ -457,7 +539,15 @@ def assignments_reclaim(*, study: Study, now: datetime | None = None) -> int:
             seen_summary[old.item.summary_id].discard(old.annotator_id)
             seen_summary[old.item.summary_id].add(user.pk)
         reclaimed.append(old.pk)
-        moved.append(Assignment(item_id=old.item_id, annotator=user, position=positions[user.pk], touched_at=now))
+        moved.append(
+            Assignment(
+                item_id=old.item_id,
+                annotator=user,
+                position=positions[user.pk],
+                touched_at=now,
+                condition_id=old.condition_id,
+            )
+        )
     Assignment.objects.filter(pk__in=reclaimed).update(status=RECLAIMED, updated_at=now)
     Assignment.objects.bulk_create(moved)
     return len(moved)
@@ -493,21 +583,29 @@ class AnnotatorsAdded:
 
 
 def _assignments_extend(*, study: Study, annotators: Sequence[User]) -> int:
-    """Give each of these annotators every item they may take (k grows by one on each such item)."""
+    """Give each of these annotators every item they may take (k grows by one on each such item, in the
+    annotator's condition; within annotators, the items are cut into one block per condition, in the
+    annotator's counterbalanced order)."""
     assignments = _study_assignments(study)
     positions = _per_annotator(assignments, Max("position"))
     taken = set(assignments.values_list("item_id", "annotator_id"))
     items = list(StudyItem.objects.filter(study_task__study=study).order_by("summary_id", "study_task__task", "pk"))
     seen_summary = _summaries_seen(study, assignments.exclude(status=RECLAIMED), {item.summary_id for item in items})
+    orders = annotator_condition_orders(study=study, annotators=annotators, conditions=list(study.conditions.all()))
     new: list[Assignment] = []
-    for item in items:
-        for user in annotators:
+    for user in annotators:
+        order = orders.get(user.pk, [])
+        free = []
+        for item in items:
             if (item.pk, user.pk) in taken or user.pk in seen_summary[item.summary_id]:
                 continue
-            positions[user.pk] = positions.get(user.pk, 0) + 1
+            free.append(item)
             if study.one_task_per_summary:
                 seen_summary[item.summary_id].add(user.pk)
-            new.append(Assignment(item=item, annotator=user, position=positions[user.pk]))
+        for number, item in enumerate(free):
+            positions[user.pk] = positions.get(user.pk, 0) + 1
+            arm = order[block_of(number, total=len(free), conditions=len(order))] if order else None
+            new.append(Assignment(item=item, annotator=user, position=positions[user.pk], condition=arm))
     Assignment.objects.bulk_create(new)
     return len(new)
 
@@ -538,7 +636,8 @@ def study_annotators_add(*, study: Study, annotators: Sequence[User], extend: bo
     extended = 0
     if not assigned and extend:
         extended = _assignments_extend(study=study, annotators=[user for user in annotators if user.is_active])
-    return AnnotatorsAdded(assigned=assigned, extended=extended, still_short=_short_items(study).count())
+    still_short = _short_items(study, list(study.conditions.all())).count()
+    return AnnotatorsAdded(assigned=assigned, extended=extended, still_short=still_short)
 
 
 @transaction.atomic

@@ -15,7 +15,7 @@ from common.validation import MAX_ID, bounded_int
 from protocols.tasks import get_task
 from studies.models import Assignment
 from studies.selectors import assignments as selectors
-from studies.selectors.task_state import task_state
+from studies.selectors.task_state import item_state, shown_guidelines
 from studies.services.studies import MAX_SKIP_NOTE_CHARS, assignment_touch, assignments_reclaim_for_annotator
 from studies.views.frame import frame_context
 
@@ -79,7 +79,7 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
     queue = selectors.assignment_queue_position(assignment=assignment)
     submitted = assignment.status == Assignment.Status.SUBMITTED
     state = {
-        **task_state(task=task, item=item, units=selectors.item_units(item, with_document=True)),
+        **item_state(item=item, condition=assignment.condition),
         "mode": "assignment",
         "draftKey": f"faithanno:draft:{assignment.pk}",
         "saved": selectors.assignment_saved_work(assignment=assignment),
@@ -114,5 +114,7 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
             },
             assignment=assignment,
             queue=queue,
+            guidelines=shown_guidelines(study_task=item.study_task, condition=assignment.condition),
+            evidence_shown=state.get("metricEvidence", True),
         ),
     )

@@ -31,8 +31,9 @@ def _marked_segments(text: str, spans: Sequence[dict[str, Any]]) -> list[dict[st
     return segments
 
 
-def example_cards(examples: Sequence[StudyExample]) -> list[dict[str, Any]]:
-    """Examples as the modal shows them: the summary, every label with its note, the researcher's reason."""
+def example_cards(examples: Sequence[StudyExample], *, evidence_shown: bool = True) -> list[dict[str, Any]]:
+    """Examples as the modal shows them: the summary, every label with its note, the researcher's reason;
+    without the metric's alignments when the annotator's condition hides the evidence."""
     cards = []
     for example in examples:
         task = get_task(example.study_task.task)
@@ -64,7 +65,7 @@ def example_cards(examples: Sequence[StudyExample]) -> list[dict[str, Any]]:
                 unit = units.get(j["unit_index"])
                 prompt = unit.prompt if unit is not None else ""
                 text = unit.text if unit is not None else j["unit_text"]
-                aligned = unit.extra.get("aligned_text") if unit is not None else None
+                aligned = unit.extra.get("aligned_text") if unit is not None and evidence_shown else None
                 what = f"“{text}” ↔ “{aligned}”" if aligned else f"“{text}”"
                 card["rows"].append(
                     {"what": what, "prompt": prompt, "label": _choice_label(task, unit, j["label"]), "note": j["note"]}
@@ -80,11 +81,13 @@ def frame_context(
     state: dict[str, Any],
     examples: Sequence[StudyExample],
     endpoints: Mapping[str, str | None],
+    evidence_shown: bool = True,
     **extra: Any,
 ) -> dict[str, Any]:
     """The template context of annotations/annotate.html. `endpoints` become the page's data attributes the
     scripts post to: "submit" (the complete work), "draft" (unsubmitted work; None: no server drafts), "skip"
-    ("cannot judge"; None: not offered) and "done" (where the page goes after a submission or a skip)."""
+    ("cannot judge"; None: not offered) and "done" (where the page goes after a submission or a skip).
+    `extra` may name the `guidelines` shown (a condition's own; default: the task's)."""
     return {
         "task": task,
         "study_task": study_task,
@@ -92,7 +95,7 @@ def frame_context(
         "endpoints": endpoints,
         "guidelines": study_task.guidelines,
         "guidelines_version": study_task.guidelines_version,
-        "examples": example_cards(examples),
+        "examples": example_cards(examples, evidence_shown=evidence_shown),
         "task_template": f"annotations/tasks/{task.view}.html",
         "task_script": f"js/tasks/{task.view}.js",
         **extra,

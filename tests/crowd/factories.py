@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractUser
 
 from corpus.models import Dataset
 from crowd.services.studies import CrowdPlan, CrowdSpec, TrainingSpec, crowd_study_create
+from studies.services.conditions import ConditionSpec
 from studies.services.studies import StudySpec
 
 CONSENT = "We record your answers for research on summaries. You may stop at any time."
@@ -26,10 +28,16 @@ TRAINING = [
 
 
 def crowd_study_make(
-    dataset: Dataset, researcher: AbstractUser | None, tasks: tuple[str, ...] = ("factuality",), **crowd: Any
+    dataset: Dataset,
+    researcher: AbstractUser | None,
+    tasks: tuple[str, ...] = ("factuality",),
+    conditions: Sequence[ConditionSpec] = (),
+    condition_design: str = "between",
+    **crowd: Any,
 ) -> CrowdPlan:
     """rita's public factuality study (k = 2): consent, both surveys, two gold items (all must be right, two
-    attempts), every second item an attention check, at most 4 real items a worker."""
+    attempts), every second item an attention check, at most 4 real items a worker; optionally with
+    conditions."""
     settings: dict[str, Any] = {
         "consent_text": CONSENT,
         "pre_survey": PRE_SURVEY,
@@ -50,6 +58,8 @@ def crowd_study_make(
             annotators=[],
             annotators_per_item=2,
             created_by=researcher,
+            conditions=conditions,
+            condition_design=condition_design,
         ),
         crowd=CrowdSpec(**settings),
     )

@@ -30,10 +30,10 @@ def test_it_counts_stale_candidates_again_and_takes_the_item_furthest_from_k(
     Assignment.objects.create(item=full.item, annotator=second.user, position=9)  # now at k = 2
     untouched = StudyItem.objects.filter(study_task__study=crowd.study, assignments__isnull=True).order_by("pk")
     # Candidates chosen before the turn that filled up meanwhile: the item is chosen among all again.
-    assert _real_item(crowd, mine, [full.item_id]).load == 0
+    assert _real_item(crowd, mine, None, [full.item_id]).load == 0
     # Among candidates, the one furthest from k now, not the first chosen.
     half = Assignment.objects.get(annotator=second.user, position=1).item_id
-    assert _real_item(crowd, mine, [half, untouched[0].pk]).pk == untouched[0].pk
+    assert _real_item(crowd, mine, None, [half, untouched[0].pk]).pk == untouched[0].pk
 
 
 @pytest.mark.django_db(transaction=True)

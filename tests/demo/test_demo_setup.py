@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+from collections import Counter
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -11,6 +12,7 @@ from corpus.models import Document, Summary
 from crowd.models import CrowdCheck, CrowdStudy
 from demo.management.commands.demo_setup import (
     DEMO_BUMP,
+    DEMO_CONDITIONS,
     DEMO_CROWD,
     DEMO_DATASET,
     DEMO_PASSWORD,
@@ -20,7 +22,7 @@ from demo.management.commands.demo_setup import (
 )
 from scoring.models import Explanation
 from stats.unitizing import majority_spans
-from studies.models import Assignment, Judgement, Study, StudyExample, StudyItem
+from studies.models import Assignment, Judgement, Participation, Study, StudyExample, StudyItem
 
 pytestmark = pytest.mark.django_db
 
@@ -76,6 +78,15 @@ def test_it_sets_up_the_demo_once_and_prints_the_accounts() -> None:
         assert len(workers) >= 3
         shown = [(j["start"], j["end"]) for j in example.judgements]
         assert shown == majority_spans(example.summary.text, list(workers.values()))
+    conditions = Study.objects.get(name=DEMO_CONDITIONS)  # two conditions, every demo annotator in one
+    assert list(conditions.conditions.values_list("evidence", flat=True)) == ["shown", "hidden"]
+    in_condition = Counter(Participation.objects.filter(study=conditions).values_list("condition__evidence", flat=True))
+    assert in_condition == {"shown": 2, "hidden": 1}
+    per_condition = Counter(
+        Assignment.objects.filter(item__study_task__study=conditions).values_list("item_id", "condition__evidence")
+    )
+    items = StudyItem.objects.filter(study_task__study=conditions).count()
+    assert items > 0 and set(per_condition.values()) == {1} and len(per_condition) == 2 * items
     bump = Study.objects.get(name=DEMO_BUMP)
     assert not StudyItem.objects.filter(study_task__study=bump, summary__is_reference=False).exists()
     assert StudyItem.objects.filter(study_task__study=bump).count() == 6

@@ -16,6 +16,7 @@ from crowd.services.studies import crowd_study_create
 from protocols.attention import CheckFileError, researcher_checks
 from protocols.tasks import BUMP_ERROR_TYPES, BUMP_MODES, STUDY_TASKS
 from studies.selectors.selection import item_selection
+from studies.services.conditions import condition_specs_parse
 from studies.services.studies import StudySpec, study_create
 
 
@@ -72,6 +73,18 @@ class Command(BaseCommand):
             metavar="TASK=FILE",
             help="a task's guidelines, read from a UTF-8 text file (repeat per task)",
         )
+        parser.add_argument(
+            "--conditions",
+            metavar="FILE",
+            help="controlled conditions as a JSON list, as the API takes them: "
+            '[{"name": ..., "evidence": "shown|hidden|shuffled", "guidelines": {"TASK": "text"}}]',
+        )
+        parser.add_argument(
+            "--condition-design",
+            default="between",
+            help="between (each annotator in one condition, balanced) or within (every annotator in every "
+            "condition, counterbalanced order)",
+        )
         parser.add_argument("--bump-mode", default="taxonomy", help=f"BUMP task: {' or '.join(BUMP_MODES)}")
         parser.add_argument(
             "--bump-error-type",
@@ -101,6 +114,11 @@ class Command(BaseCommand):
         guidelines = dict(self._guidelines(option) for option in options["guidelines"])
         controversial, sample = options["controversial"], options["sample"]
         bump = {"mode": options["bump_mode"], "error_types": options["bump_error_type"] or list(BUMP_ERROR_TYPES)}
+        try:
+            conditions = condition_specs_parse(self._json_file(options["conditions"], "--conditions"))
+        except ValidationError as exc:
+            lines = [f"{field}: {message}" for field, messages in errors_by_field(exc).items() for message in messages]
+            raise CommandError("\n".join(lines)) from exc
         spec = StudySpec(
             name=options["name"],
             dataset=dataset,
@@ -120,6 +138,8 @@ class Command(BaseCommand):
             task_options={"bump": bump} if "bump" in tasks else {},
             one_task_per_summary=options["one_task_per_summary"],
             reclaim_after_hours=options["reclaim_after_hours"],
+            conditions=conditions,
+            condition_design=options["condition_design"],
         )
         crowd = self._crowd_spec(options) if options["crowd"] else None
         try:
@@ -146,10 +166,7 @@ class Command(BaseCommand):
     def _crowd_spec(options: dict[str, Any]) -> Any:
         data: dict[str, Any] = {}
         if options["crowd_settings"]:
-            try:
-                data = json.loads(Path(options["crowd_settings"]).read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise CommandError(f"--crowd-settings: cannot read {options['crowd_settings']}: {exc}") from exc
+            data = Command._json_file(options["crowd_settings"], "--crowd-settings")
             if not isinstance(data, dict):
                 raise CommandError("--crowd-settings: the file holds no JSON object")
         if options["platform"]:
@@ -167,6 +184,16 @@ class Command(BaseCommand):
         except ValidationError as exc:
             lines = [f"{field}: {message}" for field, messages in errors_by_field(exc).items() for message in messages]
             raise CommandError("\n".join(lines)) from exc
+
+    @staticmethod
+    def _json_file(path: str | None, option: str) -> Any:
+        """The JSON a file holds (None without a file); CommandError naming the option when it cannot be read."""
+        if not path:
+            return None
+        try:
+            return json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CommandError(f"{option}: cannot read {path}: {exc}") from exc
 
     @staticmethod
     def _guidelines(option: str) -> tuple[str, str]:

@@ -1,6 +1,7 @@
 """Load the demo: XSum articles with their five summaries, metric explanations, accounts and studies.
 
-Besides the BERTScore study, the demo runs the classic protocols that need no model (QAGS, FEQA, Maynez
+Besides the BERTScore study (and a small experiment with two conditions, BERTScore's highlights shown or
+hidden, between annotators), the demo runs the classic protocols that need no model (QAGS, FEQA, Maynez
 spans; BUMP edits of the reference summaries), plus the QGQA and entailment tasks once their explanations
 exist. Example items for the "View examples" window come from the crowd workers' real span annotations.
 Safe to run again: what exists is kept (nothing is imported, scored or created twice).
@@ -9,6 +10,7 @@ Safe to run again: what exists is kept (nothing is imported, scored or created t
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -34,6 +36,7 @@ from stats.spans import Span
 from stats.unitizing import majority_spans
 from studies.models import Judgement, Study, StudyItem, StudyTask
 from studies.selectors.selection import ItemSelection
+from studies.services.conditions import ConditionSpec
 from studies.services.examples import study_example_annotate, study_example_create
 from studies.services.imports import dataset_import
 from studies.services.studies import StudySpec, study_create
@@ -44,6 +47,19 @@ DEMO_STUDY = "Demo: BERTScore word alignments"
 DEMO_PROTOCOLS = "Demo: faithfulness protocols"
 DEMO_BUMP = "Demo: BUMP minimal edits"
 DEMO_CROWD = "Demo: public crowd study"
+DEMO_CONDITIONS = "Demo: do BERTScore highlights anchor the judgement?"
+# A between-annotator experiment: each demo annotator sees the BERTScore alignments lit, or none of them.
+DEMO_CONDITION_SPECS = (
+    ConditionSpec("with metric highlights"),
+    ConditionSpec(
+        "without highlights",
+        evidence="hidden",
+        guidelines={
+            "bertscore": "No source word is highlighted for you: find, for each summary word, the source word "
+            "closest in meaning and judge whether they mean the same."
+        },
+    ),
+)
 DEMO_CONSENT = (
     "This is the FaithAnno demo of a crowd study. You judge whether short summaries of news articles say only "
     "what the article says. Your answers are stored with your participant id and used for research only; you "
@@ -148,20 +164,29 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Created '{DEMO_PROTOCOLS}': {plan.items} items, {plan.assignments} assignments, {examples} examples."
             )
-        if not Study.objects.filter(name=DEMO_BUMP, dataset=dataset).exists():
-            plan = study_create(
-                spec=StudySpec(
-                    name=DEMO_BUMP,
-                    dataset=dataset,
-                    tasks=["bump"],
-                    annotators=annotators,
-                    annotators_per_item=1,
-                    created_by=researcher,
-                    guidelines={"bump": DEMO_GUIDELINES["bump"]},
-                    selection=ItemSelection(mode="random", size=6, seed=1),
-                )
+        # Two small studies, one annotator per item (in each condition): BUMP's edits, and the experiment.
+        one_each = StudySpec(
+            name=DEMO_BUMP,
+            dataset=dataset,
+            tasks=["bump"],
+            annotators=annotators,
+            annotators_per_item=1,
+            created_by=researcher,
+            guidelines={"bump": DEMO_GUIDELINES["bump"]},
+            selection=ItemSelection(mode="random", size=6, seed=1),
+        )
+        self._study_once(one_each)
+        self._study_once(
+            replace(
+                one_each,
+                name=DEMO_CONDITIONS,
+                tasks=["bertscore"],
+                guidelines={},
+                selection=ItemSelection(mode="random", size=6, seed=3),
+                conditions=DEMO_CONDITION_SPECS,
+                condition_design=Study.ConditionDesign.BETWEEN,
             )
-            self.stdout.write(f"Created '{DEMO_BUMP}': {plan.items} items, {plan.assignments} assignments.")
+        )
 
         crowd = crowd_study_of(study_id=_study_id(dataset, DEMO_CROWD)) or _demo_crowd_study(dataset, researcher)
         self.stdout.write("")
@@ -171,6 +196,12 @@ class Command(BaseCommand):
         self.stdout.write(f"(password for all of them: {DEMO_PASSWORD})")
         for username, role, _ in DEMO_ACCOUNTS:
             self.stdout.write(f"  {username:<8} {role}")
+
+    def _study_once(self, spec: StudySpec) -> None:
+        """Create the demo study unless it exists (the demo is safe to run again)."""
+        if not Study.objects.filter(name=spec.name, dataset=spec.dataset).exists():
+            plan = study_create(spec=spec)
+            self.stdout.write(f"Created '{spec.name}': {plan.items} items, {plan.assignments} assignments.")
 
 
 def _study_id(dataset: Dataset, name: str) -> int:

@@ -10,6 +10,8 @@
     const sourceEl = document.getElementById("source");
     const infoEl = document.getElementById("focus-info");
     const position = (unit) => units.indexOf(unit) + 1;
+    // A condition without the metric's evidence: no source sentence is highlighted.
+    const evidence = state.metricEvidence !== false;
 
     const sentences = (state.documentSentences || []).map(([start, end], index) => ({ start, end, index }));
     frame.renderText(sourceEl, state.document, sentences, (range, text) =>
@@ -19,7 +21,9 @@
     return frame.unitButtons({
       container: document.getElementById("summary"),
       className: "unit sentence-unit",
-      groupLabel: "How many facts of the current sentence are in the highlighted source sentences",
+      groupLabel: evidence
+        ? "How many facts of the current sentence are in the highlighted source sentences"
+        : "How many facts of the current sentence are in the source document",
       describe: (unit) => "Sentence " + position(unit) + ": " + unit.text,
       labelledClass: "labelled",
       onSelect(unit) {
@@ -34,7 +38,9 @@
           lit.push(el);
         });
         frame.scrollIntoView(lit); // all of them when they fit in the pane, else the most similar one
-        infoEl.textContent = "Sentence " + position(unit) + " of " + units.length + ": " + top.length + " source sentence" + (top.length === 1 ? "" : "s") + " highlighted.";
+        infoEl.textContent = evidence
+          ? "Sentence " + position(unit) + " of " + units.length + ": " + top.length + " source sentence" + (top.length === 1 ? "" : "s") + " highlighted."
+          : "Sentence " + position(unit) + " of " + units.length + ": find its facts in the source document.";
       },
       noun: "sentences",
       nextLabel: "next summary sentence",

@@ -37,11 +37,13 @@
       return { box, prompt, choices };
     });
 
+    // A condition without the metric's evidence sends no answers (null): nothing is highlighted.
     function answerText(answer) {
+      if (!answer) return "(not shown)";
       return answer.unanswerable || answer.start === null ? "(no answer found: unanswerable)" : "“" + answer.text + "”";
     }
     function mark(container, text, answer) {
-      const ranges = answer.unanswerable || answer.start === null ? [] : [{ start: answer.start, end: answer.end }];
+      const ranges = !answer || answer.unanswerable || answer.start === null ? [] : [{ start: answer.start, end: answer.end }];
       frame.renderText(container, text, ranges, (range, piece) => frame.element("mark", { className: "answer", text: piece }));
       return container.querySelector("mark.answer");
     }

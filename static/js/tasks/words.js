@@ -16,6 +16,9 @@
     const piecesEl = document.getElementById("pieces");
     const piecesTitleEl = document.getElementById("pieces-title");
     const piecesListEl = document.getElementById("pieces-list");
+    // A condition without the metric's evidence (studies' conditions): no source word lights up, nothing
+    // names an alignment; the annotator judges each word against the source document.
+    const evidence = state.metricEvidence !== false;
 
     const sourceRanges = new Map();
     for (const unit of units) {
@@ -76,9 +79,13 @@
         onmouseleave: () => light(view.current()),
       }),
       groupLabel: "Judgement for the focused word",
-      describe: (unit) => unit.text + ", aligned to " + unit.aligned_text,
+      describe: (unit) => (evidence ? unit.text + ", aligned to " + unit.aligned_text : unit.text),
       onSelect(unit) {
         light(unit.index);
+        if (!evidence) {
+          infoEl.textContent = "Summary word “" + unit.text + "”: judge it against the source document.";
+          return;
+        }
         infoEl.textContent = "Summary word " + alignmentText(unit.alignment);
         showPieces(unit.alignment);
       },
@@ -92,7 +99,7 @@
     // out) and closes it again (the focus returns to the word).
     function togglePieces() {
       const index = view.current();
-      if (index === null) return false;
+      if (index === null || !evidence) return false;
       piecesEl.open = !piecesEl.open;
       if (piecesEl.open) piecesTitleEl.focus();
       else document.querySelector('#summary .unit[data-index="' + index + '"]').focus();
