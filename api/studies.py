@@ -114,9 +114,25 @@ def _crowd_state(crowd: CrowdStudy | None) -> dict[str, Any] | None:
     return {"public": crowd.public, "public_link": crowd_public_link(crowd=crowd), "platform": crowd.platform}
 
 
+class StudyConditionOutput(serializers.Serializer):
+    name = serializers.CharField(source="condition.name")
+    position = serializers.IntegerField(source="condition.position")
+    evidence = serializers.CharField(source="condition.evidence", help_text="shown, hidden or shuffled")
+    guidelines = serializers.JSONField(
+        source="condition.guidelines", help_text="the guidelines shown instead of a task's own, by task"
+    )
+    annotators = serializers.IntegerField(
+        help_text="between annotators: those in the condition; within: those with work in it"
+    )
+    assignments = serializers.IntegerField(help_text="live assignments (not given back)")
+    done = serializers.IntegerField(help_text="submitted assignments")
+
+
 class StudyDetailOutput(StudyOutput):
     tasks = StudyTaskOutput(many=True)
     progress = AnnotatorProgressOutput(many=True)
+    condition_design = serializers.CharField(help_text="between or within annotators (with conditions)")
+    conditions = StudyConditionOutput(many=True, help_text="the study's conditions in order; [] without any")
     crowd = CrowdStateOutput(allow_null=True, help_text="the public link; null for a study that was never public")
     adjudicators = serializers.ListField(
         child=serializers.CharField(), help_text="usernames of the adjudicators besides the study's researchers"
@@ -356,6 +372,8 @@ class StudyDetailApi(APIView):
         body["progress"] = AnnotatorProgressOutput(progress_rows, many=True).data
         body["crowd"] = _crowd_state(crowd_study_of(study_id=study.pk))
         body["adjudicators"] = study_adjudicator_names(study=study)
+        body["condition_design"] = study.condition_design
+        body["conditions"] = StudyConditionOutput(selectors.study_conditions(study=study), many=True).data
         return dict(body)
 
 

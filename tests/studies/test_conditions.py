@@ -232,6 +232,15 @@ def test_the_api_creates_conditions_and_refuses_bad_ones_by_field(
         ("shown", {}),
         ("other guidelines", {"factuality": "Be strict."}),
     ]
+    detail = client.get(reverse("api_study", args=[study.pk])).json()
+    assert detail["condition_design"] == "within"
+    assert [(row["name"], row["evidence"], row["guidelines"]) for row in detail["conditions"]] == [
+        ("shown", "shown", {}),
+        ("other guidelines", "shown", {"factuality": "Be strict."}),
+    ]
+    live_work = Assignment.objects.filter(item__study_task__study=study).exclude(status="reclaimed")
+    assert sum(row["assignments"] for row in detail["conditions"]) == live_work.count() > 0
+    assert all(row["done"] == 0 and row["annotators"] == 4 for row in detail["conditions"])
 
 
 def test_the_command_creates_conditions_from_a_file_and_refuses_a_bad_one(
