@@ -31,7 +31,8 @@ from crowd.models import (
 )
 from protocols.platform_status import WORKER_ID
 from protocols.tasks import EXPECTATIONS
-from studies.models import Assignment
+from studies.models import Assignment, StudyCondition
+from studies.services.conditions import annotator_condition_orders
 from studies.services.participation import participation_exclude, participation_get_or_create
 from studies.services.studies import study_annotator_remove
 
@@ -221,6 +222,18 @@ def crowd_survey_answer(*, worker: CrowdWorker, survey: str, answers: Mapping[st
     worker.save(update_fields=["survey_answers", "last_seen_at"])
     _advance(worker)
     return worker
+
+
+@transaction.atomic
+def crowd_worker_condition(*, worker: CrowdWorker) -> StudyCondition | None:
+    """The condition the worker's instructions are shown in: their one condition (between annotators) or
+    their first block's (within), chosen now if not yet (None: the study has no conditions). Chosen before
+    the first item so that the examples and guidelines they read are those of the arm they will work in."""
+    study = worker.crowd_study.study
+    conditions = list(study.conditions.all())
+    if not conditions:
+        return None
+    return annotator_condition_orders(study=study, annotators=[worker.user], conditions=conditions)[worker.user_id][0]
 
 
 @transaction.atomic

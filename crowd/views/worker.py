@@ -47,10 +47,12 @@ from crowd.services.workers import (
     crowd_survey_answer,
     crowd_training_answer,
     crowd_worker_arrive,
+    crowd_worker_condition,
 )
 from crowd.session import KEY, WORKER, session_worker_id
 from protocols.tasks import FAITHFUL, UNFAITHFUL, get_task
 from studies.selectors.assignments import task_examples
+from studies.selectors.task_state import shown_guidelines
 from studies.views.frame import example_cards
 
 TOO_MANY_REQUESTS = 429
@@ -251,13 +253,14 @@ def crowd_instructions_page(request: HttpRequest, worker: CrowdWorker) -> HttpRe
     if request.method == "POST":
         return _to_phase(crowd_instructions_read(worker=worker))
     tasks = []
+    condition = crowd_worker_condition(worker=worker)
     for study_task in worker.crowd_study.study.tasks.all():
         task = get_task(study_task.task)
         tasks.append(
             {
                 "task": task,
-                "guidelines": study_task.guidelines,
-                "examples": example_cards(task_examples(study_task=study_task)),
+                "guidelines": shown_guidelines(study_task=study_task, condition=condition),
+                "examples": example_cards(task_examples(study_task=study_task), condition=condition),
             }
         )
     return render(request, "crowd/instructions.html", _context(worker, tasks=tasks))

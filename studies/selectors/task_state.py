@@ -25,32 +25,39 @@ from protocols.tasks import (
     get_task,
     word_spans,
 )
-from studies.models import StudyCondition, StudyItem, StudyTask
+from studies.models import StudyCondition, StudyExample, StudyItem, StudyTask
 from studies.selectors.assignments import item_units
 
 
-def item_state(*, item: StudyItem, condition: StudyCondition | None) -> dict[str, Any]:
-    """The task state of an item as an annotator in `condition` (None: a study without conditions) sees it:
-    the metric's evidence shown, hidden or shuffled (protocols.conditions), so a hidden condition's page and
-    API payload carry none of it. `metricEvidence` says whether the view has evidence to light; it is true
-    for shuffled evidence too, which must look like the real thing."""
-    task = get_task(item.study_task.task)
+def units_seen(
+    *, item: StudyItem | StudyExample, condition: StudyCondition | None, seed_name: str = "item"
+) -> list[Unit]:
+    """The units of an item (or a researcher's example) as an annotator in `condition` sees them: the metric's
+    evidence shown, hidden or shuffled (protocols.conditions), the shuffle seeded by the item and condition."""
     units = item_units(item, with_document=True)
-    evidence = SHOWN if condition is None else condition.evidence
-    if evidence != SHOWN:
-        document = item.summary.document
-        units = units_under_evidence(
-            task_key=task.key,
-            units=units,
-            evidence=evidence,
-            seed=f"item {item.pk} condition {condition.pk if condition else 0}",
-            summary_text=item.summary.text,
-            document_text=document.text,
-            document_sentences=document.sentences,
-        )
-    state = task_state(task=task, item=item, units=units)
+    if condition is None or condition.evidence == SHOWN:
+        return units
+    document = item.summary.document
+    return units_under_evidence(
+        task_key=item.study_task.task,
+        units=units,
+        evidence=condition.evidence,
+        seed=f"{seed_name} {item.pk} condition {condition.pk}",
+        summary_text=item.summary.text,
+        document_text=document.text,
+        document_sentences=document.sentences,
+    )
+
+
+def item_state(*, item: StudyItem, condition: StudyCondition | None) -> dict[str, Any]:
+    """The task state of an item as an annotator in `condition` (None: a study without conditions) sees it
+    (units_seen), so a hidden condition's page and API payload carry none of the evidence. `metricEvidence`
+    says whether the view has evidence to light; it is true for shuffled evidence too, which must look like
+    the real thing."""
+    task = get_task(item.study_task.task)
+    state = task_state(task=task, item=item, units=units_seen(item=item, condition=condition))
     if task.key in EVIDENCE_TASKS:
-        state["metricEvidence"] = evidence != HIDDEN
+        state["metricEvidence"] = condition is None or condition.evidence != HIDDEN
     return state
 
 

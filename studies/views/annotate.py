@@ -115,6 +115,6 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
             assignment=assignment,
             queue=queue,
             guidelines=shown_guidelines(study_task=item.study_task, condition=assignment.condition),
-            evidence_shown=state.get("metricEvidence", True),
+            condition=assignment.condition,
         ),
     )

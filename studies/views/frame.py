@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from protocols.tasks import TaskDefinition, Unit, get_task
-from studies.models import StudyExample, StudyTask
-from studies.selectors.assignments import item_units
+from studies.models import StudyCondition, StudyExample, StudyTask
+from studies.selectors.task_state import units_seen
 
 
 def _choice_label(task: TaskDefinition, unit: Unit | None, value: str) -> str:
@@ -31,13 +31,14 @@ def _marked_segments(text: str, spans: Sequence[dict[str, Any]]) -> list[dict[st
     return segments
 
 
-def example_cards(examples: Sequence[StudyExample], *, evidence_shown: bool = True) -> list[dict[str, Any]]:
+def example_cards(examples: Sequence[StudyExample], *, condition: StudyCondition | None = None) -> list[dict[str, Any]]:
     """Examples as the modal shows them: the summary, every label with its note, the researcher's reason;
-    without the metric's alignments when the annotator's condition hides the evidence."""
+    with the metric's alignments as the annotator's condition shows them (none when hidden, moved when
+    shuffled: the examples must not show the real evidence a placebo condition replaces)."""
     cards = []
     for example in examples:
         task = get_task(example.study_task.task)
-        units = {unit.index: unit for unit in item_units(example, with_document=True)}
+        units = {unit.index: unit for unit in units_seen(item=example, condition=condition, seed_name="example")}
         card: dict[str, Any] = {
             "summary": example.summary.text,
             "title": str(example.summary.document),
@@ -65,7 +66,7 @@ def example_cards(examples: Sequence[StudyExample], *, evidence_shown: bool = Tr
                 unit = units.get(j["unit_index"])
                 prompt = unit.prompt if unit is not None else ""
                 text = unit.text if unit is not None else j["unit_text"]
-                aligned = unit.extra.get("aligned_text") if unit is not None and evidence_shown else None
+                aligned = unit.extra.get("aligned_text") if unit is not None else None
                 what = f"“{text}” ↔ “{aligned}”" if aligned else f"“{text}”"
                 card["rows"].append(
                     {"what": what, "prompt": prompt, "label": _choice_label(task, unit, j["label"]), "note": j["note"]}
@@ -81,7 +82,7 @@ def frame_context(
     state: dict[str, Any],
     examples: Sequence[StudyExample],
     endpoints: Mapping[str, str | None],
-    evidence_shown: bool = True,
+    condition: StudyCondition | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """The template context of annotations/annotate.html. `endpoints` become the page's data attributes the
@@ -95,7 +96,7 @@ def frame_context(
         "endpoints": endpoints,
         "guidelines": study_task.guidelines,
         "guidelines_version": study_task.guidelines_version,
-        "examples": example_cards(examples, evidence_shown=evidence_shown),
+        "examples": example_cards(examples, condition=condition),
         "task_template": f"annotations/tasks/{task.view}.html",
         "task_script": f"js/tasks/{task.view}.js",
         **extra,

@@ -472,3 +472,53 @@ def test_the_payload_carries_the_evidence_of_the_assignments_condition(
     shuffled_assignment = live(study).filter(condition__evidence="shuffled").first()
     first = client_for(shuffled_assignment.annotator).get(reverse("annotate", args=[shuffled_assignment.pk]))
     assert first.context["state"]["units"] == states[(shuffled_assignment.item_id, "shuffled")]["units"]
+
+
+def test_the_examples_show_the_evidence_as_the_condition_does(
+    scored_dataset: Dataset, crew: list[AbstractUser], rita: AbstractUser
+) -> None:
+    from studies.models import StudyExample
+    from studies.selectors.assignments import item_units
+    from studies.views.frame import example_cards
+
+    study = create(scored_dataset, crew[:3], rita, tasks=["bertscore"], conditions=EVIDENCE_CONDITIONS)
+    item = StudyItem.objects.filter(study_task__study=study).select_related("summary", "explanation").first()
+    units = item_units(item, with_document=True)
+    # Written directly: the service refuses an item as an example (it would tell the answer), irrelevant here.
+    example = StudyExample.objects.create(
+        study_task=item.study_task,
+        summary=item.summary,
+        explanation=item.explanation,
+        judgements=[{"unit_index": u.index, "unit_text": u.text, "label": "yes", "note": ""} for u in units],
+    )
+    by_evidence = {
+        condition.evidence: [row["what"] for row in example_cards([example], condition=condition)[0]["rows"]]
+        for condition in study.conditions.all()
+    }
+    assert by_evidence["shown"] == [row["what"] for row in example_cards([example])[0]["rows"]]
+    assert any("↔" in what for what in by_evidence["shown"])
+    assert not any("↔" in what for what in by_evidence["hidden"])
+    # Shuffled: as many alignments, not the real ones (the placebo's examples must not show the real evidence).
+    assert sum("↔" in what for what in by_evidence["shuffled"]) == sum("↔" in what for what in by_evidence["shown"])
+    assert by_evidence["shuffled"] != by_evidence["shown"]
+
+
+def test_a_crowd_worker_reads_the_instructions_of_their_condition(small_dataset: Dataset, rita: AbstractUser) -> None:
+    from django.test import Client
+
+    crowd = crowd_study_make(
+        small_dataset, rita, conditions=TWO, consent_text="", phases=["instructions", "annotation", "end"], training=[]
+    ).crowd
+    pages, conditions = [], []
+    for pid in ("5f1e2d3c4b5a69788796a5b1", "5f1e2d3c4b5a69788796a5b2"):
+        client = Client()
+        arrived = client.get(f"/crowd/{crowd.key}/?PROLIFIC_PID={pid}&STUDY_ID=abc&SESSION_ID=def")
+        assert arrived.status_code == 302
+        page = client.get(reverse("crowd_instructions", args=[crowd.key]))
+        assert page.status_code == 200
+        pages.append(page.content.decode())
+        condition = Participation.objects.get(study=crowd.study, external_id=pid).condition
+        conditions.append(condition.name if condition else None)
+    # Chosen (balanced) before the first item, so the guidelines read are those of the arm worked in.
+    assert conditions == ["as usual", "strict"]
+    assert "Any doubt means no." not in pages[0] and "Any doubt means no." in pages[1]
