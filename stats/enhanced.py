@@ -10,7 +10,8 @@ majority vote or average vote, give a faithfulness score per summary:
   the n-th question; unit 2n, "answerable from the summary", is not part of the score);
 - Entailment: the aggregated scale value (None 0 ... All 1); with several summary sentences, their mean.
 With final labels (issue 16: each unit's one decided label, studies.models.FinalLabel) the same scores are
-computed from them: the variant "final", one value per unit.
+computed from them: the variant "final", one value per unit; likewise from a crowd model's label per unit
+(stats.crowd_quality: Dawid-Skene, MACE, ...; issue 14), the variant "aggregated".
 Table 5.6 compares each enhanced score's correlation with the human gold to the original metric's,
 with the relative improvement of Pearson's r.
 """
@@ -27,7 +28,9 @@ from stats.correlation import Correlation, correlate
 AGGREGATIONS = ("majority", "average")
 # The score from each unit's final label (one value per unit) instead of a vote over the annotators' labels.
 FINAL = "final"
-VARIANTS = (*AGGREGATIONS, FINAL)
+# The score from each unit's label as a crowd model aggregates the annotators' labels (one value per unit).
+AGGREGATED = "aggregated"
+VARIANTS = (*AGGREGATIONS, FINAL, AGGREGATED)
 ENHANCED_TASKS = ("bertscore", "qgqa", "entailment")
 
 
@@ -48,6 +51,7 @@ VOTES: dict[str, Callable[[Sequence[float]], float]] = {
     "majority": majority_vote,
     "average": average_vote,
     FINAL: majority_vote,
+    AGGREGATED: majority_vote,
 }
 
 
@@ -75,7 +79,7 @@ class EnhancedRow:
     """One row of the Table 5.6 layout."""
 
     task: str
-    variant: str  # "original", "majority", "average" or "final"
+    variant: str  # "original", "majority", "average", "final" or "aggregated"
     pearson: Correlation
     spearman: Correlation
     relative_improvement: float | None  # of Pearson's r over the original metric's; None for the original
@@ -87,6 +91,7 @@ class EnhancedRow:
             "majority": "enhanced_maj",
             "average": "enhanced_avg",
             FINAL: "enhanced_final",
+            AGGREGATED: "enhanced_crowd_model",
         }[self.variant]
         return f"{self.task}_{suffix}"
 

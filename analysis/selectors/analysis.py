@@ -43,7 +43,17 @@ from stats.agreement import (
     majority_label,
     percent_agreement,
 )
-from stats.enhanced import AGGREGATIONS, ENHANCED_TASKS, FINAL, VARIANTS, EnhancedRow, enhanced_score, enhanced_table
+from stats.crowd_quality import CrowdJudgement, labels_aggregate
+from stats.enhanced import (
+    AGGREGATED,
+    AGGREGATIONS,
+    ENHANCED_TASKS,
+    FINAL,
+    VARIANTS,
+    EnhancedRow,
+    enhanced_score,
+    enhanced_table,
+)
 from stats.metaeval import MetaEvaluation, PairGroup, meta_evaluate, meta_evaluate_by_type
 from stats.spans import (
     ANY_SPAN,
@@ -826,8 +836,8 @@ def score_pairs(
 
 def _enhanced_rows(
     study: Study, summary_ids: Iterable[int] | None, judgements: str
-) -> Iterator[tuple[str, int, int, int, str]]:
-    """(task, item id, summary id, unit index, label) of the study's enhanceable tasks, streamed."""
+) -> Iterator[tuple[str, int, int, int, str, int]]:
+    """(task, item id, summary id, unit index, label, annotator id) of the study's enhanceable tasks, streamed."""
     rows = submitted_judgements(study=study, judgements=judgements).filter(
         assignment__item__study_task__task__in=ENHANCED_TASKS
     )
@@ -841,6 +851,7 @@ def _enhanced_rows(
             "assignment__item__summary_id",
             "unit_index",
             "label",
+            "assignment__annotator_id",
         )
         .iterator(chunk_size=10000)
     )
@@ -852,25 +863,49 @@ def study_enhanced_scores(
     dont_know_as_incorrect: bool = True,
     summary_ids: Iterable[int] | None = None,
     judgements: str = ACCEPTED,
+    crowd_model: str | None = None,
+    max_modelled_judgements: int | None = None,
 ) -> dict[tuple[str, str], dict[int, float | None]]:
     """(task, aggregation) -> summary id -> human-enhanced score. "Don't know" counts as incorrect, as in
-    the thesis (footnote 4), unless told otherwise; then it is left out like a missing label."""
+    the thesis (footnote 4), unless told otherwise; then it is left out like a missing label. With a
+    `crowd_model` (stats.crowd_quality.METHODS) also the variant "aggregated": each unit's label as that
+    model aggregates the annotators' labels of the task (a tie: no value for the unit), over at most
+    `max_modelled_judgements` judgements a task (AnalysisError beyond: the web's limit)."""
     units: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     summary_of: dict[int, int] = {}
     rows = _enhanced_rows(study, summary_ids, judgements)
     label_map = DONT_KNOW_AS_INCORRECT if dont_know_as_incorrect else {}
-    for task_key, item_id, summary_id, unit_index, label in rows:
-        value = get_task(task_key).numeric(label_map.get(label, label))
+    crowd: dict[str, list[CrowdJudgement]] = defaultdict(list)
+    for task_key, item_id, summary_id, unit_index, label, annotator_id in rows:
+        mapped = label_map.get(label, label)
+        value = get_task(task_key).numeric(mapped)
         summary_of[item_id] = summary_id
         bucket = units[(task_key, item_id)][unit_index]
         if value is not None:
             bucket.append(value)
+            if crowd_model is not None:
+                crowd[task_key].append(CrowdJudgement(str(annotator_id), (item_id, unit_index), mapped))
     scores: dict[tuple[str, str], dict[int, float | None]] = defaultdict(dict)
     for (task_key, item_id), by_unit in units.items():
         for aggregation in AGGREGATIONS:
             scores[(task_key, aggregation)][summary_of[item_id]] = enhanced_score(task_key, by_unit, aggregation)
     for (task_key, summary_id), by_unit in _final_units(study, summary_ids, label_map).items():
         scores[(task_key, FINAL)][summary_id] = enhanced_score(task_key, by_unit, FINAL)
+    for task_key, task_judgements in crowd.items():
+        if max_modelled_judgements is not None and len(task_judgements) > max_modelled_judgements:
+            raise AnalysisError(
+                f"The {task_key} task has {len(task_judgements)} judgements, more than a page fits a crowd model "
+                f"to ({max_modelled_judgements}): leave the crowd model out here, or use the human-enhanced export."
+            )
+        task = get_task(task_key)
+        aggregated: dict[int, dict[int, list[float]]] = defaultdict(dict)
+        model_labels = labels_aggregate(judgements=task_judgements, method=str(crowd_model)).labels
+        for unit, model_label in model_labels.items():
+            item_id, unit_index = unit  # type: ignore[misc]  # the units built above are (item, unit index)
+            value = None if model_label is None else task.numeric(model_label)
+            aggregated[item_id][unit_index] = [] if value is None else [value]
+        for item_id, by_unit in aggregated.items():
+            scores[(task_key, AGGREGATED)][summary_of[item_id]] = enhanced_score(task_key, by_unit, AGGREGATED)
     return dict(scores)
 
 
@@ -929,10 +964,19 @@ def study_enhanced_table(
     bootstrap: int = 1000,
     seed: int = 0,
     judgements: str = ACCEPTED,
+    crowd_model: str | None = None,
+    max_modelled_judgements: int | None = None,
 ) -> list[EnhancedRow]:
     """Table 5.6: per enhanceable task of the study, original vs enhanced against the human gold; with final
-    labels also the enhanced score computed from them (variant "final")."""
-    enhanced = study_enhanced_scores(study=study, dont_know_as_incorrect=dont_know_as_incorrect, judgements=judgements)
+    labels also the enhanced score computed from them (variant "final"), with a crowd model also from its
+    aggregated labels (variant "aggregated")."""
+    enhanced = study_enhanced_scores(
+        study=study,
+        dont_know_as_incorrect=dont_know_as_incorrect,
+        judgements=judgements,
+        crowd_model=crowd_model,
+        max_modelled_judgements=max_modelled_judgements,
+    )
     tasks = [task for task in ENHANCED_TASKS if (task, AGGREGATIONS[0]) in enhanced]
     gold = human_values(dataset=study.dataset, name=human)
     rows: list[EnhancedRow] = []

@@ -28,7 +28,8 @@ from stats import plots
 from stats.agreement import LEVELS as AGREEMENT_LEVELS
 from stats.conditions import RANDOMIZED_UNITS, ConditionContrast, ConditionSummary
 from stats.correlation import LEVELS, METHODS
-from stats.crowd_quality import MAJORITY
+from stats.crowd_quality import MAJORITY, MAX_REQUEST_JUDGEMENTS
+from stats.crowd_quality import METHODS as CROWD_METHODS
 from stats.enhanced import AGGREGATIONS
 from stats.metaeval import BALANCED_ACCURACY
 from stats.spans import THRESHOLDS
@@ -318,10 +319,24 @@ def study_analysis(request: HttpRequest, study_id: int) -> HttpResponse:
     )
     context["agreement_form"] = form
     context["conditions"] = _condition_tables(study, tasks, judgements, dont_know)
+    # A crowd model's labels can replace the vote (issue 14), chosen here; the majority is a variant already.
+    context["crowd_models"] = [method for method in CROWD_METHODS if method != MAJORITY]
+    crowd_model = context["crowd_model"] = _choice(request, "crowd_model", context["crowd_models"], None)
     if human:
-        table = selectors.study_enhanced_table(
-            study=study, human=human, bootstrap=PAGE_BOOTSTRAP, judgements=judgements
-        )
+        try:
+            table = selectors.study_enhanced_table(
+                study=study,
+                human=human,
+                bootstrap=PAGE_BOOTSTRAP,
+                judgements=judgements,
+                crowd_model=crowd_model,
+                max_modelled_judgements=MAX_REQUEST_JUDGEMENTS,
+            )
+        except selectors.AnalysisError as exc:
+            context["enhanced_error"] = str(exc)
+            table = selectors.study_enhanced_table(
+                study=study, human=human, bootstrap=PAGE_BOOTSTRAP, judgements=judgements
+            )
         context["enhanced"] = table
         if table:
             scores = selectors.study_enhanced_scores(study=study, judgements=judgements)

@@ -221,3 +221,35 @@ def test_it_averages_bertscore_over_the_important_words_of_the_word_level_view(b
     scores = study_enhanced_scores(study=bertscore_study)[("bertscore", "average")]
     assert scores == pytest.approx(expected)
     assert len(set(expected.values())) > 1  # the words' scores tell the summaries apart
+
+
+def test_it_scores_from_a_crowd_models_labels_when_one_is_chosen(enhanced_study: Study, rita: AbstractUser) -> None:
+    from analysis.selectors.analysis import AnalysisError
+
+    judge_everything(enhanced_study)
+    ids = list(
+        Summary.objects.filter(document__dataset=enhanced_study.dataset)
+        .order_by("document__external_id")
+        .values_list("pk", flat=True)
+    )
+    assert ("qgqa", "aggregated") not in study_enhanced_scores(study=enhanced_study)
+    scores = study_enhanced_scores(study=enhanced_study, crowd_model="wawa")
+    # Three binary labels always have a majority, which the weighted majority keeps.
+    qgqa = [scores[("qgqa", "aggregated")][i] for i in ids]
+    assert qgqa == pytest.approx([expected("qgqa", p, "majority") for p in range(5)])
+    entailment = [scores[("entailment", "aggregated")][i] for i in ids]
+    for position, value in enumerate(entailment):
+        labels = [ENTAILMENT[name][position] for name in ENTAILMENT]
+        if len(set(labels)) < 3:  # a majority label: the model keeps it
+            assert value == pytest.approx(expected("entailment", position, "majority")), position
+        else:  # three different labels: the label of one annotator (the vote's median is none of theirs here)
+            assert value in {NUMBERS[label] for label in labels}, position
+    rows = study_enhanced_table(study=enhanced_study, human="Faithful", bootstrap=0, crowd_model="wawa")
+    assert {"qgqa_enhanced_crowd_model", "entailment_enhanced_crowd_model"} <= {row.method for row in rows}
+    with pytest.raises(AnalysisError, match="more than a page fits a crowd model"):
+        study_enhanced_scores(study=enhanced_study, crowd_model="wawa", max_modelled_judgements=5)
+    url = reverse("study_analysis", args=[enhanced_study.pk])
+    page = client_for(rita).get(url, {"crowd_model": "wawa"}).content.decode()
+    assert "qgqa_enhanced_crowd_model" in page and '<option value="wawa" selected>' in page
+    unknown = client_for(rita).get(url, {"crowd_model": "=cmd|x"})
+    assert unknown.status_code == 200 and "qgqa_enhanced_crowd_model" not in unknown.content.decode()
