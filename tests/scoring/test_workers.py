@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -106,6 +107,13 @@ def _worker_command(queue: str, *pool: str) -> list[str]:
     return [*command, "--queues", queue, "--loglevel", "INFO", "--without-gossip", "--without-mingle"]
 
 
+def _result_backend_forget(app: Any) -> None:
+    # The app keeps the result backend it made when a task was first sent in this process (an earlier test's
+    # sends one): the results would be awaited there, at the old URL.
+    app._backend_cache = None
+    app._local.__dict__.pop("backend", None)
+
+
 @pytest.fixture
 def celery_queue(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, list[Path]]]:
     """Start WORKERS real `celery worker` processes on a queue of their own; stop them afterwards."""
@@ -126,6 +134,7 @@ def celery_queue(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, list[Pat
     ]
     previous = (broker_point(app, redis_url), app.conf.result_backend, app.conf.task_default_queue)
     app.conf.result_backend, app.conf.task_default_queue = redis_url, queue
+    _result_backend_forget(app)
     try:
         deadline = time.monotonic() + 180
         while len(app.control.ping(timeout=1.0, destination=None) or []) < WORKERS:
@@ -136,6 +145,7 @@ def celery_queue(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, list[Pat
     finally:
         broker_point(app, previous[0])
         app.conf.result_backend, app.conf.task_default_queue = previous[1:]
+        _result_backend_forget(app)
         for worker in workers:
             worker.terminate()
         for worker in workers:
@@ -173,8 +183,11 @@ def test_it_scores_every_summary_exactly_once_with_racing_workers(
 
     from celery.result import AsyncResult
 
+    from faithanno.celery import app
+
     try:
-        results = [AsyncResult(task_id).get(timeout=300) for task_id in task_ids]
+        # The project's app and its result backend (the thread's current app may be another test's).
+        results = [AsyncResult(task_id, app=app).get(timeout=300) for task_id in task_ids]
     except Exception:
         print("\n".join(log.read_text()[-3000:] for log in celery_queue[1]))
         raise
