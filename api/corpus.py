@@ -23,10 +23,10 @@ from common.uploads import upload_too_large
 from corpus import selectors as selectors
 from corpus.importers import FORMATS
 from corpus.models import Document, Summary
+from ingest.services.import_jobs import import_job_create
 from scoring.metrics import METRICS, SPECIAL_TOKEN_MODES, STRATEGIES
 from scoring.selectors import summary_explanations
 from studies.serializers import ImportJobOutput
-from studies.services.import_jobs import import_job_create
 
 
 class DatasetOutput(serializers.Serializer):

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from api.common import RESEARCHERS
 from common.roles import signed_in_user
-from studies.selectors.import_jobs import import_jobs_for_user
+from ingest.selectors.import_jobs import import_jobs_for_user
 from studies.serializers import ImportJobOutput
 
 

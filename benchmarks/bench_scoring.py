@@ -37,9 +37,9 @@ django.setup()
 import torch  # noqa: E402
 
 from corpus.importers import parse  # noqa: E402
+from ingest.services.imports import sentence_offsets  # noqa: E402
 from scoring.explainers.base import DocumentInput, SummaryInput  # noqa: E402
 from scoring.services import DOCUMENTS_PER_BATCH, in_length_order  # noqa: E402
-from studies.services.imports import sentence_offsets  # noqa: E402
 
 LAYER = 4
 MODEL = "packaged:minilm"

@@ -1,6 +1,6 @@
 """The corpus: datasets of documents with their summaries and the scores imported with them.
 
-These models only hold state. Writes go through the services (studies.services.imports for an import),
+These models only hold state. Writes go through the services (ingest.services.imports for an import),
 reads through corpus.selectors and the selectors of the apps above.
 """
 
@@ -109,7 +109,7 @@ class MetricScore(SummaryScore):
 
 
 class ImportJob(models.Model):
-    """An uploaded file waiting for, or imported by, a worker (studies.jobs): uploads never import
+    """An uploaded file waiting for, or imported by, a worker (ingest.jobs): uploads never import
     inside the web request. All or nothing like every import; `errors` name file, line and field."""
 
     class Status(models.TextChoices):

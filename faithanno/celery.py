@@ -17,7 +17,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "faithanno.settings")
 app = Celery("faithanno")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["scoring"])
-# The Celery tasks of studies (uploaded imports) are in studies.jobs (protocols.tasks are annotation tasks).
-app.autodiscover_tasks(["studies"], related_name="jobs")
+# The Celery task of uploaded imports is in ingest.jobs (protocols.tasks are annotation tasks).
+app.autodiscover_tasks(["ingest"], related_name="jobs")
 # An LLM judge's runs (judges.jobs).
 app.autodiscover_tasks(["judges"], related_name="jobs")

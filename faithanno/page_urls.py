@@ -1,12 +1,14 @@
 from django.urls import include, path
 
-from analysis.views import analysis, browse, inspect
+from analysis.views import analysis, browse
 from analysis.views import studies as study_pages
 from common import views as common
 from crowd.urls import researcher_urlpatterns as crowd_researcher_urls
+from ingest.views import imports
+from inspector.views import inspect
 from judges import views as judges
 from review.views import adjudication, quality
-from studies.views import annotate, imports, studies
+from studies.views import annotate, studies
 
 urlpatterns = [
     path("", common.home, name="home"),
@@ -73,7 +75,7 @@ urlpatterns = [
         name="adjudication_item",
     ),
     path("datasets/", analysis.datasets, name="datasets"),
-    # Uploads and their import jobs (annotations/views/imports.py).
+    # Uploads and their import jobs (ingest/views/imports.py).
     path("datasets/import/", imports.dataset_import_upload, name="dataset_import_upload"),
     path("datasets/imports/<int:job_id>/", imports.import_job, name="import_job"),
     path("datasets/<int:dataset_id>/analysis/", analysis.dataset_analysis, name="dataset_analysis"),
@@ -91,7 +93,7 @@ urlpatterns = [
     # Browsing a dataset (analysis/views/browse.py).
     path("datasets/<int:dataset_id>/documents/", browse.dataset_documents, name="dataset_documents"),
     path("datasets/<int:dataset_id>/summaries/", browse.dataset_summaries, name="dataset_summaries"),
-    # The inspector (analysis/views/inspect.py).
+    # The inspector (inspector/views/inspect.py).
     path("summaries/<int:summary_id>/", inspect.summary_inspect, name="summary_inspect"),
     path("summaries/compare/", inspect.summary_compare, name="summary_compare"),
     # Crowd studies: a worker's pages under the public link (crowd/urls.py).

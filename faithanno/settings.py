@@ -134,9 +134,11 @@ INSTALLED_APPS = [
     "studies",
     "crowd",
     "judges",
+    "ingest",
     "analysis",
     "bundles",
-    # Reviewing a study's work (adjudication, worker quality): reads the analyses.
+    "inspector",
+    # Reviewing a study's work (adjudication, worker quality): reads the analyses and the inspector.
     "review",
     "demo",
     # Only the migrations that once created the tables of corpus, accounts and studies: kept so that an
@@ -538,7 +540,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Uploads and imports -------------------------------------------------------------------------------
 # A request body larger than this is refused with 413 before it is read (the web and API imports are the
-# only uploads). Uploads are stored under FAITHANNO_UPLOAD_DIR and imported by a worker (studies.jobs);
+# only uploads). Uploads are stored under FAITHANNO_UPLOAD_DIR and imported by a worker (ingest.jobs);
 # Django spools any file larger than FILE_UPLOAD_MAX_MEMORY_SIZE to disk while it arrives.
 FAITHANNO_UPLOAD_MAX_BYTES = envint("FAITHANNO_UPLOAD_MAX_BYTES", str(100 * 1024 * 1024), minimum=1)
 FAITHANNO_UPLOAD_DIR = Path(envstr("FAITHANNO_UPLOAD_DIR", str(DATA_DIR / "uploads")))

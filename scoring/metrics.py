@@ -22,7 +22,7 @@ class MetricSpec:
     display_name: str
     score_fields: tuple[str, ...]  # the keys of Explanation.scores (docs/EXPLANATIONS.md)
     score_field: str  # the one of them that is Explanation.score
-    # The inspector's panel: analysis.selectors.inspect.PANEL_DATA[panel] cuts its rows from the payload and
+    # The inspector's panel: inspector.selectors.inspect.PANEL_DATA[panel] cuts its rows from the payload and
     # templates/annotations/inspect/_panel_<panel>.html lays them out (BERTScore's is drawn over the
     # summary's words by inspect/summary.html instead).
     panel: str

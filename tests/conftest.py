@@ -21,7 +21,7 @@ from accounts.services import account_create
 from common import roles
 from corpus.importers import parse
 from corpus.models import Dataset
-from studies.services.imports import dataset_import
+from ingest.services.imports import dataset_import
 
 DATA = Path(__file__).parent / "data"
 PASSWORD = "correct-horse-battery"

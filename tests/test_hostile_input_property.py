@@ -29,10 +29,10 @@ from hypothesis import strategies as st
 from analysis.selectors.browse import PARAMETERS as BROWSE_PARAMETERS
 from corpus.importers import parse
 from corpus.models import ImportJob, Summary
+from ingest.services.imports import dataset_import
 from protocols.tasks import BUMP_ERROR_TYPES
 from studies.models import Assignment, Study, StudyExample
 from studies.services.examples import study_example_annotate, study_example_create
-from studies.services.imports import dataset_import
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for, units_of, write_jsonl
 from tests.crowd.factories import crowd_study_make

@@ -24,8 +24,8 @@ from django.urls import reverse
 from accounts.services import external_username
 from corpus.importers import parse
 from corpus.models import Dataset, Summary
+from ingest.services.imports import dataset_import
 from studies.models import Assignment, Study, StudyItem
-from studies.services.imports import dataset_import
 from studies.services.studies import StudySpec, assignment_submit, study_create
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for, units_of, write_jsonl

@@ -46,7 +46,7 @@ def test_it_serves_every_page_and_runs_every_other_command_without_importing_tor
         [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     )
     found = json.loads(answer.stdout.strip().splitlines()[-1])
-    assert "api.corpus" in found["views"] and "analysis.views.inspect" in found["views"]
+    assert "api.corpus" in found["views"] and "inspector.views.inspect" in found["views"]
     assert {"agreement", "export_judgements", "import_dataset", "create_study"} <= set(found["commands"])
     assert found["heavy"] == []
 

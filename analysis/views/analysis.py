@@ -23,6 +23,7 @@ from common.roles import signed_in_user
 from common.validation import InputError, finite_number
 from common.views import researcher_required
 from corpus.models import Dataset
+from ingest.views.imports import datasets_page
 from protocols.tasks import get_task
 from stats import plots
 from stats.agreement import LEVELS as AGREEMENT_LEVELS
@@ -38,7 +39,6 @@ from studies.selectors.access import studies_for_user
 from studies.selectors.participation import excluded_annotator_ids, judgement_set_from
 from studies.selectors.studies import study_task_progress
 from studies.selectors.tasks import dataset_imported_study, dataset_imported_tasks, study_item_readable, study_tasks
-from studies.views.imports import datasets_page
 
 # The page draws its intervals from fewer resamples than the command's default, to answer quickly.
 PAGE_BOOTSTRAP = 200

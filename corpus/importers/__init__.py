@@ -1,4 +1,4 @@
-"""Importers turn a file or folder into an ImportBatch; studies.services.imports.dataset_import writes it."""
+"""Importers turn a file or folder into an ImportBatch; ingest.services.imports.dataset_import writes it."""
 
 from __future__ import annotations
 

@@ -16,8 +16,8 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import Count
 
-from analysis.selectors.inspect import SummaryInspection, summary_inspection
-from analysis.selectors.inspect import _ranges as ranges_json
+from inspector.selectors.inspect import SummaryInspection, summary_inspection
+from inspector.selectors.inspect import _ranges as ranges_json
 from protocols.tasks import SPANS_MAY_OVERLAP, TaskDefinition, Unit, get_task, word_spans
 from review.decisions import Marking, automatic_marking, spans_decision
 from stats.agreement import majority_label

@@ -16,8 +16,8 @@ from analysis.selectors.browse import browse_facets, summaries_browse
 from common.validation import InputError
 from corpus.importers import parse
 from corpus.models import Dataset, Summary
+from ingest.services.imports import dataset_import
 from scoring.models import Explanation
-from studies.services.imports import dataset_import
 from tests.conftest import client_for, write_jsonl
 
 pytestmark = pytest.mark.django_db

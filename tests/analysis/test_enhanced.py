@@ -18,9 +18,9 @@ from scipy import stats
 from analysis.selectors.analysis import study_enhanced_scores, study_enhanced_table
 from corpus.importers import parse
 from corpus.models import Dataset, Summary
+from ingest.services.imports import dataset_import
 from scoring.models import Explanation
 from studies.models import Assignment, Study, StudyItem, StudyTask
-from studies.services.imports import dataset_import
 from studies.services.studies import assignment_submit
 from tests.conftest import client_for, units_of, write_jsonl
 

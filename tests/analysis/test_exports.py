@@ -24,9 +24,9 @@ from analysis.selectors.exports import (
 from common.exports import parquet_chunks
 from corpus.models import Summary
 from crowd.selectors.crowd import CROWD_EXPORTS
+from ingest.selectors.dataset_records import dataset_jsonl_records
 from protocols.tasks import QGQA_STATEMENTS, unit_statement
 from studies.models import Assignment, Judgement, Study
-from studies.selectors.dataset_records import dataset_jsonl_records
 from studies.services.studies import assignment_submit
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for, units_of

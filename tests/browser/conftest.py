@@ -144,7 +144,7 @@ def long_article_study(tmp_path: Path, alice: Any, rita: Any) -> Any:
     sentence consistency (LONG_SUMMARY's work pane is taller than the window)."""
     from corpus.importers import parse
     from corpus.models import Summary
-    from studies.services.imports import dataset_import
+    from ingest.services.imports import dataset_import
     from studies.services.studies import StudySpec, study_create
     from tests.conftest import write_jsonl
     from tests.factories import entailment_payload, explanation_create

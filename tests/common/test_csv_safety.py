@@ -20,8 +20,8 @@ from common import roles
 from common.exports import FORMULA_TRIGGERS, csv_cell, csv_chunks
 from corpus.importers import parse
 from corpus.models import Dataset
+from ingest.services.imports import dataset_import
 from studies.models import Assignment, Study
-from studies.services.imports import dataset_import
 from studies.services.studies import StudySpec, assignment_submit, study_create
 from tests.api.conftest import api_client_for
 from tests.conftest import client_for, make_user, write_jsonl

@@ -10,7 +10,7 @@ from celery import current_app
 from celery.result import EagerResult
 
 from common.broker import task_send
-from studies.jobs import import_dataset_job
+from ingest.jobs import import_dataset_job
 from tests.conftest import UNREACHABLE_BROKER, broker_point
 
 

@@ -10,8 +10,8 @@ import pytest
 from django.conf import settings
 from django.template.loader import get_template
 
-from analysis.selectors.inspect import PANEL_DATA
 from corpus.models import Dataset
+from inspector.selectors.inspect import PANEL_DATA
 from protocols.tasks import STUDY_TASKS, get_task
 from scoring.metrics import METRIC_ORDER, METRIC_SPECS, METRICS, SPECS, display_name
 from scoring.models import Explanation

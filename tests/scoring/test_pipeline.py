@@ -17,12 +17,12 @@ from django.core.management import CommandError, call_command
 
 from corpus.importers import parse
 from corpus.models import Dataset, Summary
+from ingest.services.imports import dataset_import
 from protocols.tasks import entailment_units, qgqa_units
 from scoring import services
 from scoring.explainers import similarity
 from scoring.models import Explanation, ScoringClaim
 from scoring.packed_encoder import onednn_unavailable
-from studies.services.imports import dataset_import
 from tests.conftest import write_jsonl
 from tests.scoring.conftest import ROOT, database_url
 

@@ -21,9 +21,9 @@ import redis
 
 from corpus.importers import parse
 from corpus.models import Dataset, Summary
+from ingest.services.imports import dataset_import
 from scoring.models import Explanation, ScoringClaim
 from scoring.services import explanations_enqueue
-from studies.services.imports import dataset_import
 from tests.conftest import broker_point, write_jsonl
 from tests.scoring.conftest import ROOT, database_url
 

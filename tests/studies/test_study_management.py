@@ -19,11 +19,11 @@ from django.utils import timezone
 from common import roles
 from corpus.importers import parse
 from corpus.models import Dataset, Summary
+from ingest.services.imports import dataset_import
 from studies.models import Assignment, Study, StudyExample, StudyItem
 from studies.selectors.selection import ItemSelection
 from studies.selectors.studies import study_progress, study_task_progress
 from studies.services.examples import study_example_create
-from studies.services.imports import dataset_import
 from studies.services.studies import (
     StudySpec,
     assignment_submit,

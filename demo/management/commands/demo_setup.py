@@ -29,6 +29,7 @@ from corpus.selectors import DatasetNotFound, dataset_by_name
 from crowd.models import PHASES
 from crowd.selectors.crowd import crowd_study_of
 from crowd.services.studies import CrowdSpec, TrainingSpec, crowd_study_create
+from ingest.services.imports import dataset_import
 from protocols.attention import ENTITY_SWAP, VERBATIM, Mention, attention_checks
 from protocols.tasks import get_task
 from scoring.services import explanations_compute_many
@@ -38,7 +39,6 @@ from studies.models import Judgement, Study, StudyItem, StudyTask
 from studies.selectors.selection import ItemSelection
 from studies.services.conditions import ConditionSpec
 from studies.services.examples import study_example_annotate, study_example_create
-from studies.services.imports import dataset_import
 from studies.services.studies import StudySpec, study_create
 
 DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo" / "xsum_demo.jsonl"

@@ -1,5 +1,5 @@
 """Importing a file of any size: streamed, in bounded memory, all or nothing; and the import jobs that run
-an upload on a worker (studies.jobs) instead of inside the web request.
+an upload on a worker (ingest.jobs) instead of inside the web request.
 
 A file is read twice over: first every record is checked and its sentences split, one line at a time, with
 nothing open in the database (a job's progress is committed as it goes); the checked records wait in a
@@ -30,7 +30,7 @@ from common.broker import broker_check, celery_app, task_send
 from corpus.importers import records as file_records
 from corpus.importers.records import DocumentRecord, ImportFormatError, SummaryRecord
 from corpus.models import ImportJob
-from studies.services.imports import (
+from ingest.services.imports import (
     IMPORT_CHUNK,
     ImportChecks,
     ImportReport,
@@ -196,7 +196,7 @@ def import_job_create(*, user: Any, upload: UploadedFile[Any], format_name: str,
 
 
 def import_job_enqueue(*, job: ImportJob) -> None:
-    from studies.jobs import import_dataset_job
+    from ingest.jobs import import_dataset_job
 
     task_send(import_dataset_job, job_id=job.pk)
 

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from corpus.importers import FORMATS, ImportFormatError
-from studies.services.import_jobs import count_lines, dataset_import_file
+from ingest.services.import_jobs import count_lines, dataset_import_file
 
 
 class Command(BaseCommand):

@@ -23,9 +23,9 @@ from django.utils import timezone
 
 from corpus.importers.records import DocumentRecord, Origin
 from corpus.models import Dataset, Document, ImportJob, Summary
-from studies.jobs import import_dataset_job
-from studies.services.import_jobs import checked_records
-from studies.services.imports import ImportChecks
+from ingest.jobs import import_dataset_job
+from ingest.services.import_jobs import checked_records
+from ingest.services.imports import ImportChecks
 from tests.api.conftest import api_client_for
 from tests.conftest import DATA, client_for
 from tests.scoring.conftest import ROOT, database_url
@@ -251,7 +251,7 @@ def test_it_imports_an_upload_on_a_real_worker_over_bin_starts_filesystem_broker
     try:
         send = (
             "import django; django.setup(); from corpus.models import ImportJob; "
-            "from studies.services.import_jobs import import_job_enqueue; "
+            "from ingest.services.import_jobs import import_job_enqueue; "
             f"import_job_enqueue(job=ImportJob.objects.get(pk={job.pk}))"
         )
         subprocess.run([sys.executable, "-c", send], cwd=ROOT, env=env, check=True)

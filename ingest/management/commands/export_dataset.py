@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from common.exports import chunks_write, jsonl_chunks
 from corpus.selectors import dataset_by_name
-from studies.selectors.dataset_records import dataset_jsonl_records
+from ingest.selectors.dataset_records import dataset_jsonl_records
 
 
 class Command(BaseCommand):

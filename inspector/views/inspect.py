@@ -6,12 +6,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from analysis.selectors.inspect import InspectionError, summary_comparison, summary_inspection
 from common.error_pages import error_response
 from common.roles import signed_in_user
 from common.validation import MAX_ID, InputError, bounded_int
 from common.views import researcher_required
 from corpus.models import Summary
+from inspector.selectors.inspect import InspectionError, summary_comparison, summary_inspection
 
 
 @researcher_required

@@ -1,5 +1,5 @@
 """Uploading a file to import from the datasets page, and watching its import job: a worker imports it
-(studies.jobs), never the web request; the job's page refreshes itself until the import has ended."""
+(ingest.jobs), never the web request; the job's page refreshes itself until the import has ended."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from common.roles import signed_in_user
 from common.uploads import upload_too_large
 from common.views import researcher_required
 from corpus.selectors import datasets_with_counts
+from ingest.selectors.import_jobs import import_jobs_for_user, import_jobs_recent
+from ingest.services.import_jobs import import_job_create
 from studies.forms import ImportUploadForm
-from studies.selectors.import_jobs import import_jobs_for_user, import_jobs_recent
 from studies.serializers import ImportJobOutput
-from studies.services.import_jobs import import_job_create
 
 # How often a running job's page reloads itself (seconds).
 REFRESH_SECONDS = 2
