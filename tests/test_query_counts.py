@@ -80,15 +80,17 @@ def test_it_keeps_the_annotation_view_query_count_flat(bertscore_study: Study, a
 
 
 # The studies list: the session, the user, the role check, the studies, then per list (not per study) the
-# items done, then the annotators active in the last hour with the median time per item.
-STUDIES_LIST_QUERIES = 6
+# studies' number of conditions and the items done, then the annotators active in the last hour with the
+# median time per item.
+STUDIES_LIST_QUERIES = 7
 # The study page: its label tasks' stored agreement tallies (for Fleiss' kappa and the agreement with the
-# others; one query for all tasks), progress per task and per annotator (with each annotator's median time per
+# others; one query for all tasks), progress per task (the number of conditions, then the items done) and per
+# annotator (with each annotator's median time per
 # item), and the "cannot judge" summary (its counts and its list in one query), the LLM judges' runs (their
 # failures only when there are runs), how many annotators are excluded (the accepted-work notice), its public
 # link (crowd settings) if any, its adjudicators and the accounts that could be named one, and the study's
 # conditions (none here; with conditions, two more: their work and their participants, whatever their number).
-STUDY_PAGE_QUERIES = 18
+STUDY_PAGE_QUERIES = 19
 # The first view of a figure (no tally stored, or one that no longer stands for the submitted work): each label
 # task's labels read once and its tally stored.
 STUDY_PAGE_REBUILD_QUERIES = STUDY_PAGE_QUERIES + 2

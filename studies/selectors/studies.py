@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Case, Count, F, Max, Q, QuerySet, Sum, Value, When
 from django.utils import timezone
 
 from accounts.selectors import model_rater_accounts
@@ -126,23 +125,26 @@ def complete_items(
         ids = [task.pk for task in study_tasks]
         of_items, of_assignments = Q(study_task__in=ids), Q(item__study_task__in=ids)
     # k applies per condition: a study of C conditions needs k·C judgements of an item (assignment gives no
-    # condition more than k, except "extend", which raises k for the items it touches).
-    arms = Coalesce(
-        Subquery(
-            StudyCondition.objects.filter(study=OuterRef("item__study_task__study"))
-            .order_by()
-            .values("study")
-            .annotate(c=Count("pk"))
-            .values("c")
-        ),
-        1,
+    # condition more than k, except "extend", which raises k for the items it touches). Read first, so that
+    # the count below compares with k itself in a study without conditions (a correlated subquery per item
+    # tripled this query's time at 30,000 items).
+    arms = dict(
+        StudyCondition.objects.filter(study__in=studies)
+        .order_by()
+        .values("study")
+        .annotate(c=Count("pk"))
+        .values_list("study", "c")
     )
+    needed: Any = F("item__study_task__study__annotators_per_item")
+    if arms:
+        conditions = [When(item__study_task__study=study, then=Value(c)) for study, c in arms.items()]
+        needed = needed * Case(*conditions, default=Value(1))
     complete = (
         Assignment.objects.filter(human_work(), of_assignments, status=Assignment.Status.SUBMITTED)
         .order_by()
         .values("item")
         .annotate(n=Count("pk"))
-        .filter(n__gte=F("item__study_task__study__annotators_per_item") * arms)
+        .filter(n__gte=needed)
         .values("item")
     )
     rows = (

@@ -184,7 +184,7 @@ def queries(fetch: Callable[[], Any]) -> int:
 # A run's items: the user, the role check, the run, the count, the page of items. The study page of this
 # two-task study, with runs: its reads (tests/test_query_counts.py, the conditions' among them) plus the runs
 # and their failures.
-RUNS_LIST_QUERIES, RUN_ITEMS_QUERIES, STUDY_PAGE_WITH_RUNS_QUERIES = 5, 5, 21
+RUNS_LIST_QUERIES, RUN_ITEMS_QUERIES, STUDY_PAGE_WITH_RUNS_QUERIES = 5, 5, 22
 
 
 def test_it_keeps_the_runs_query_counts_flat(study: Study, rita: AbstractUser, settings: Any) -> None:
