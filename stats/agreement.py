@@ -273,34 +273,36 @@ def _fleiss_rows(table: RatingTable, rows: Rows) -> list[FleissKappa]:
         proportions = {table.values[c]: float(p) for c, p in enumerate(proportions_array) if p > 0}
         observed = float(agreement_per_size[row, size_index] / per_size[row, size_index])
         chance = float(np.sum(proportions_array**2))
-        if chance >= 1.0:
-            results.append(
-                FleissKappa(
-                    None,
-                    used,
-                    dropped,
-                    n_raters,
-                    observed_agreement=observed,
-                    chance_agreement=chance,
-                    # The categories are the labels, any hashable value; the field says str, what JSON makes of them.
-                    category_proportions=proportions,  # type: ignore[arg-type]
-                    reason="every judgement has the same label, so agreement beyond chance is undefined",
-                )
-            )
-            continue
-        results.append(
-            FleissKappa(
-                value=(observed - chance) / (1.0 - chance),
-                n_items=used,
-                n_dropped=dropped,
-                raters_per_item=n_raters,
-                observed_agreement=observed,
-                chance_agreement=chance,
-                # The categories are the labels, any hashable value; the field says str, what JSON makes of them.
-                category_proportions=proportions,  # type: ignore[arg-type]
-            )
-        )
+        # The categories are the labels, any hashable value; the field says str, what JSON makes of them.
+        results.append(fleiss_result(observed, chance, used, dropped, n_raters, proportions))  # type: ignore[arg-type]
     return results
+
+
+def fleiss_result(
+    observed: float, chance: float, used: int, dropped: int, n_raters: int, proportions: dict[str, float]
+) -> FleissKappa:
+    """Fleiss' kappa from the observed and the chance agreement of `used` units of `n_raters` raters each;
+    undefined, saying why, when chance agreement is 1 (every judgement has the same label)."""
+    if chance >= 1.0:
+        return FleissKappa(
+            None,
+            used,
+            dropped,
+            n_raters,
+            observed_agreement=observed,
+            chance_agreement=chance,
+            category_proportions=proportions,
+            reason="every judgement has the same label, so agreement beyond chance is undefined",
+        )
+    return FleissKappa(
+        value=(observed - chance) / (1.0 - chance),
+        n_items=used,
+        n_dropped=dropped,
+        raters_per_item=n_raters,
+        observed_agreement=observed,
+        chance_agreement=chance,
+        category_proportions=proportions,
+    )
 
 
 def coded_fleiss_kappa(coded: CodedLabels) -> FleissKappa:

@@ -24,6 +24,7 @@ from stats.agreement import (
     Outcomes,
     annotator_outcomes,
     coded_annotator_outcomes,
+    fleiss_result,
 )
 
 
@@ -158,26 +159,7 @@ def tally_fleiss_kappa(tally: LabelTally) -> FleissKappa:
     proportions = {value: float(p) for value, p in zip(values, proportions_array, strict=True) if p > 0}
     observed = (tally.squares[n_raters] - n_raters * used) / (n_raters * (n_raters - 1)) / used
     chance = float(np.sum(proportions_array**2))
-    if chance >= 1.0:
-        return FleissKappa(
-            None,
-            used,
-            dropped,
-            n_raters,
-            observed_agreement=observed,
-            chance_agreement=chance,
-            category_proportions=proportions,
-            reason="every judgement has the same label, so agreement beyond chance is undefined",
-        )
-    return FleissKappa(
-        value=(observed - chance) / (1.0 - chance),
-        n_items=used,
-        n_dropped=dropped,
-        raters_per_item=n_raters,
-        observed_agreement=observed,
-        chance_agreement=chance,
-        category_proportions=proportions,
-    )
+    return fleiss_result(observed, chance, used, dropped, n_raters, proportions)
 
 
 def tally_json_add(data: dict[str, Any], part: LabelTally, *, sign: int = 1) -> None:
