@@ -6,7 +6,7 @@
   "use strict";
 
   const { element } = window.FaithAnnoText;
-  const { editable, errorText, fillHelp, matches, postJson } = window.FaithAnnoKeys;
+  const { editable, fillHelp, openHelp: showHelp, postDecision, runShortcut } = window.FaithAnnoKeys;
 
   function boot() {
     const stateEl = document.getElementById("adjudication-state");
@@ -80,24 +80,18 @@
       saving = true;
       try {
         const body = Object.assign({ unit_index: unit.index, version: unit.final.version, note: noteEl.value }, decision);
-        const { ok, status, answer } = await postJson(state.saveUrl, body);
-        if (!ok) {
-          const reload = status === 409 ? " Reload the page to see the current final label." : "";
-          announce("Not saved: " + errorText(answer, "the server refused (" + status + ").") + reload);
-          return;
-        }
-        unit.final = answer.final;
-        drawFinal(row, answer.final);
+        const final = await postDecision(state.saveUrl, body, announce, "final label");
+        if (!final) return;
+        unit.final = final;
+        drawFinal(row, final);
         if (current + 1 < rows.length) {
           focusUnit(current + 1);
-          announce("Saved unit " + unit.index + " as " + (answer.final.label || "unresolved") + ". " + statusEl.textContent);
+          announce("Saved unit " + unit.index + " as " + (final.label || "unresolved") + ". " + statusEl.textContent);
         } else {
           pending = null;
           showPending();
-          announce("Saved unit " + unit.index + " as " + (answer.final.label || "unresolved") + ". That was the last unit; n opens the next item.");
+          announce("Saved unit " + unit.index + " as " + (final.label || "unresolved") + ". That was the last unit; n opens the next item.");
         }
-      } catch {
-        announce("Not saved: the connection failed; try again.");
       } finally {
         saving = false;
       }
@@ -112,11 +106,7 @@
       if (url) window.location.assign(url);
     }
 
-    function openHelp() {
-      if (helpEl.open) return;
-      helpEl.showModal();
-      document.getElementById("help-title").focus({ preventScroll: true });
-    }
+    const openHelp = () => showHelp(helpEl);
 
     const choiceKeys = new Map();
     for (const unit of state.units) for (const choice of unit.choices) if (choice.key) choiceKeys.set(choice.key, true);
@@ -153,14 +143,7 @@
         }
         return;
       }
-      if (event.altKey || event.ctrlKey || event.metaKey) return;
-      if (event.key === "Enter" && target instanceof HTMLElement && target.closest("button, a, summary")) return;
-      for (const entry of keys) {
-        if (matches(entry, event)) {
-          if (entry.run(event) !== false) event.preventDefault();
-          return;
-        }
-      }
+      runShortcut(keys, event);
     });
 
     rows.forEach((row, i) => {

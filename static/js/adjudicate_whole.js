@@ -8,7 +8,7 @@
   "use strict";
 
   const { codePointText, element, renderText } = window.FaithAnnoText;
-  const { editable, errorText, fillHelp, matches, postJson } = window.FaithAnnoKeys;
+  const { editable, fillHelp, openHelp: showHelp, postDecision, runShortcut } = window.FaithAnnoKeys;
 
   function boot() {
     const stateEl = document.getElementById("adjudication-state");
@@ -70,17 +70,11 @@
       saving = true;
       try {
         const body = Object.assign({ version: state.final.version, note: noteEl.value }, decision);
-        const { ok, status, answer } = await postJson(state.saveUrl, body);
-        if (!ok) {
-          const reload = status === 409 ? " Reload the page to see the current decision." : "";
-          announce("Not saved: " + errorText(answer, "the server refused (" + status + ").") + reload);
-          return;
-        }
-        state.final = answer.final;
+        const final = await postDecision(state.saveUrl, body, announce, "decision");
+        if (!final) return;
+        state.final = final;
         drawDecision();
-        announce("Saved: " + (answer.final.label || "unresolved") + ". n opens the next item.");
-      } catch {
-        announce("Not saved: the connection failed; try again.");
+        announce("Saved: " + (final.label || "unresolved") + ". n opens the next item.");
       } finally {
         saving = false;
       }
@@ -98,11 +92,7 @@
       if (url) window.location.assign(url);
     }
 
-    function openHelp() {
-      if (helpEl.open) return;
-      helpEl.showModal();
-      document.getElementById("help-title").focus({ preventScroll: true });
-    }
+    const openHelp = () => showHelp(helpEl);
 
     const keys = [
       { keys: ["j", "↓"], label: "next row (annotator" + (isSpans ? " or the majority)" : ")"), run: () => choose(chosen + 1) },
@@ -133,14 +123,7 @@
         }
         return;
       }
-      if (event.altKey || event.ctrlKey || event.metaKey) return;
-      if (event.key === "Enter" && target instanceof HTMLElement && target.closest("button, a, summary")) return;
-      for (const entry of keys) {
-        if (matches(entry, event)) {
-          if (entry.run(event) !== false) event.preventDefault();
-          return;
-        }
-      }
+      runShortcut(keys, event);
     });
 
     rows.forEach((row, i) => row.addEventListener("click", () => choose(i)));

@@ -1,6 +1,7 @@
-// What the keyboard-driven pages share (the annotation frame, frame.js, and the adjudication page,
-// adjudicate.js): which keys an entry answers, whether the focus is in a field where keys are typed, the help
-// table of the keys, and their saves: JSON posted to the API under the session, and what a refusal says.
+// What the keyboard-driven pages share (the annotation frame, frame.js, and the adjudication pages,
+// adjudicate.js and adjudicate_whole.js): which keys an entry answers, whether the focus is in a field where
+// keys are typed, the help table of the keys, and their saves: JSON posted to the API under the session, and
+// what a refusal says.
 (function () {
   "use strict";
 
@@ -39,6 +40,28 @@
     }
   }
 
+  // A shortcut pressed outside the fields: the first entry that answers the key runs (an entry whose run
+  // returns false lets the key through). Alt/Ctrl/Meta combinations, and Enter on a button or a link, are
+  // left to the browser.
+  function runShortcut(entries, event) {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = event.target;
+    if (event.key === "Enter" && target instanceof HTMLElement && target.closest("button, a, summary")) return;
+    for (const entry of entries) {
+      if (matches(entry, event)) {
+        if (entry.run(event) !== false) event.preventDefault();
+        return;
+      }
+    }
+  }
+
+  // The keys' help dialog opens with its title focused.
+  function openHelp(dialog) {
+    if (dialog.open) return;
+    dialog.showModal();
+    document.getElementById("help-title").focus({ preventScroll: true });
+  }
+
   function csrfToken() {
     const input = document.querySelector("input[name=csrfmiddlewaretoken]");
     return input ? input.value : "";
@@ -70,5 +93,20 @@
     return lines.join(" ") || fallback;
   }
 
-  window.FaithAnnoKeys = { csrfToken, editable, errorText, fillHelp, matches, postJson };
+  // An adjudication decision, posted with the version of the final label it was made on: resolves to the saved
+  // final label, or to null after `announce` said why not (stale: someone decided since; refused; no
+  // connection). `what` names the decision for the reload advice.
+  async function postDecision(url, body, announce, what) {
+    try {
+      const { ok, status, answer } = await postJson(url, body);
+      if (ok) return answer.final;
+      const reload = status === 409 ? " Reload the page to see the current " + what + "." : "";
+      announce("Not saved: " + errorText(answer, "the server refused (" + status + ").") + reload);
+    } catch {
+      announce("Not saved: the connection failed; try again.");
+    }
+    return null;
+  }
+
+  window.FaithAnnoKeys = { csrfToken, editable, errorText, fillHelp, matches, openHelp, postDecision, postJson, runShortcut };
 })();
